@@ -1,0 +1,1 @@
+"""Prefect flows that sequence qgen library calls."""

@@ -1,0 +1,1 @@
+"""qgen: question generation from logical forms, for synthesising KBQA training data."""

@@ -1,0 +1,1 @@
+"""Dataset loaders: each yields RawExample records for one dataset in ../shared/datasets."""
