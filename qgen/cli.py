@@ -1,0 +1,116 @@
+"""The ``qgen`` command line: thin typer commands, each calling one library function.
+
+Errors are one line on stderr and a non-zero exit code; ``--debug`` shows the traceback.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="qgen: turn logical forms (SPARQL, SQL) into natural-language questions.")
+_state = {"debug": False}
+
+
+@app.callback()
+def main(debug: bool = typer.Option(False, "--debug", help="Show tracebacks on errors.")) -> None:
+    _state["debug"] = debug
+
+
+def fail(message: str, code: int = 1) -> None:
+    """Print one line to stderr and exit."""
+    typer.echo(f"error: {' '.join(str(message).split())}", err=True)
+    raise typer.Exit(code)
+
+
+def _parse_names(pairs: List[str]) -> dict[str, str]:
+    names: dict[str, str] = {}
+    for pair in pairs:
+        ident, sep, name = pair.partition("=")
+        if not sep or not ident.strip():
+            fail(f"--name expects ID=NAME, got {pair!r}", 2)
+        names[ident.strip()] = name.strip()
+    return names
+
+
+@app.command()
+def tokenize(
+    lf: Optional[str] = typer.Argument(None, help="The logical form. Without it, JSON Lines are read from stdin."),
+    lf_type: str = typer.Option("sparql", "--lf-type", help="sparql, sql, mr (E2E) or da (dialogue act)."),
+    name: List[str] = typer.Option([], "--name", help="Entity name, ID=NAME (repeatable), e.g. m.01bkb=Bali."),
+    no_validate: bool = typer.Option(False, "--no-validate", help="Skip rdflib/sqlglot validation."),
+    dialect: str = typer.Option("sqlite", "--dialect", help="SQL dialect for sqlglot."),
+) -> None:
+    """Print the tokens of LF, space-separated; or tokenize JSON Lines from stdin.
+
+    Stdin lines: {"id": ..., "lf": ..., "names": {id: name}}. Output lines: {"id": ..., "tokens": [...]}
+    or {"id": ..., "error": "..."}; a bad line never stops the stream.
+    """
+    from parsers import LF_TYPES, LogicalFormError, tokenize_lf
+    from parsers.stream import tokenize_json_lines
+
+    if lf_type not in LF_TYPES:
+        fail(f"--lf-type must be one of {', '.join(LF_TYPES)}, got {lf_type!r}", 2)
+    names = _parse_names(name)
+    if lf is not None:
+        try:
+            parsed = tokenize_lf(lf, lf_type, names=names, validate=not no_validate, dialect=dialect)
+        except LogicalFormError as err:
+            fail(str(err))
+        typer.echo(" ".join(parsed.tokens))
+        return
+    for result in tokenize_json_lines(sys.stdin, lf_type, names, validate=not no_validate, dialect=dialect):
+        typer.echo(json.dumps(result, ensure_ascii=False))
+
+
+@app.command()
+def preprocess(
+    dataset: str = typer.Argument(..., help="A dataset name (webqsp, wikisql, cwq, e2e, e2e_plus, "
+                                            "wen2015_hotel, wen2015_restaurant) or a .jsonl file of LFs."),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Datasets root (default $QGEN_DATASETS "
+                                                                     "or ../shared/datasets)."),
+    out: Path = typer.Option(Path("out/preprocessed"), "--out", help="Output folder for the Parquet files."),
+    split: Optional[str] = typer.Option(None, "--split", help="Only this split (default: all)."),
+    workers: Optional[int] = typer.Option(None, "--workers", help="Worker processes (default: all cores)."),
+) -> None:
+    """Tokenize a dataset into <out>/<split>.parquet and <out>/rejects.parquet; print the counts."""
+    from qgen.preprocess import preprocess_dataset
+
+    report = preprocess_dataset(dataset, out, data_dir=data_dir, split=split, workers=workers)
+    typer.echo(report.summary())
+    typer.echo(f"inputs={report.inputs} examples={report.total_examples} rejects={report.rejects}")
+    for path in report.files:
+        typer.echo(f"wrote {path}")
+
+
+@app.command()
+def demo(out: Path = typer.Option(Path("qgen-out"), "--out", help="Output folder.")) -> None:
+    """Run the main job on the bundled demo data (data/demo) and print where the Parquet went."""
+    from qgen.demo import run_demo
+
+    for line in run_demo(out):
+        typer.echo(line)
+
+
+def run() -> None:
+    """Console entry point: one-line errors unless --debug."""
+    try:
+        app(standalone_mode=False)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except (KeyboardInterrupt, EOFError):
+        sys.exit(130)
+    except Exception as exc:  # noqa: BLE001 - the CLI promise: one line, never a traceback
+        if _state["debug"] or "--debug" in sys.argv:
+            raise
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        typer.echo(f"error: {type(exc).__name__}: {' '.join(str(exc).split())}", err=True)
+        sys.exit(1)

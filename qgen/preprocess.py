@@ -1,0 +1,188 @@
+"""Preprocessing: dataset records -> tokenized examples and rejects, as Parquet.
+
+One Parquet file of examples per split and one ``rejects.parquet``; every input record ends in
+exactly one of them (inputs = examples + rejects), and the counts are checked before returning.
+Tokenization (and rdflib validation, cached per query shape) runs in a pool of worker processes.
+"""
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, Mapping
+
+from qgen.datasets.records import RawExample
+from qgen.io.parquet import ParquetSink
+from qgen.schema import EXAMPLE_SCHEMA, REJECT_SCHEMA, SCHEMA_VERSION, ExampleRow, RejectRow
+from qgen.version import code_version
+
+CHUNK = 128
+
+
+@dataclass
+class PreprocessReport:
+    dataset: str
+    inputs: int = 0
+    examples: dict[str, int] = field(default_factory=dict)  # split -> count
+    rejects: int = 0
+    files: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def total_examples(self) -> int:
+        return sum(self.examples.values())
+
+    def summary(self) -> str:
+        per_split = ", ".join(f"{s} {n}" for s, n in sorted(self.examples.items()))
+        return (f"{self.dataset}: inputs {self.inputs} = examples {self.total_examples} ({per_split}) "
+                f"+ rejects {self.rejects}  [{self.seconds:.1f} s]")
+
+
+def tokenizer_settings() -> dict[str, object]:
+    """The tokenization rules in force, stored with every file (so a change is visible)."""
+    from parsers import token_rules
+
+    return {
+        "emitted_separators": token_rules.EMITTED_SEPARATORS,
+        "dropped_separators": token_rules.DROPPED_SEPARATORS,
+        "entity_token": token_rules.ENTITY_TOKEN,
+        "nl_token_pattern": token_rules.NL_TOKEN_PATTERN.pattern,
+        "camel_boundary": token_rules.CAMEL_BOUNDARY.pattern,
+        "unnamed_entity": token_rules.UNNAMED_ENTITY,
+    }
+
+
+def process_record(record: RawExample, labels: Callable[[str], str | None] | None = None) -> ExampleRow | RejectRow:
+    """Tokenize one record; a bad one becomes a RejectRow, never an exception.
+
+    ``labels`` names entities the record itself does not name (see ``parsers.sparql.entities``).
+    """
+    from parsers import LogicalFormError, tokenize_lf
+    from parsers.tokens import nl_tokens
+
+    if record.load_error:
+        return RejectRow(record.id, record.split, record.source, "load", record.load_error, record.raw)
+    try:
+        parsed = tokenize_lf(record.logical_form, record.lf_type, names=record.names, labels=labels)
+    except LogicalFormError as err:
+        return RejectRow(record.id, record.split, record.source, err.stage, str(err), record.raw)
+    except ValueError as err:  # unknown lf_type
+        return RejectRow(record.id, record.split, record.source, "parse", f"{type(err).__name__}: {err}", record.raw)
+    return ExampleRow(
+        id=record.id, split=record.split, source=record.source, lf_type=record.lf_type,
+        logical_form=record.logical_form, normalized_lf=parsed.normalized, lf_tokens=parsed.tokens,
+        question=record.question, question_tokens=nl_tokens(record.question or ""),
+        entities=[asdict(e) for e in parsed.entities],
+        answers=[str(a) for a in record.answers],
+    )
+
+
+def preprocess_records(records: Iterable[RawExample], dataset: str, out_dir: str | Path,
+                       workers: int | None = None, labels: Mapping[str, str] | None = None,
+                       config: Mapping[str, object] | None = None) -> PreprocessReport:
+    """Write ``<out_dir>/<split>.parquet`` and ``<out_dir>/rejects.parquet`` for ``records``."""
+    started = time.perf_counter()
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    report = PreprocessReport(dataset)
+    metadata = {"schema_version": SCHEMA_VERSION, "dataset": dataset, "code_version": code_version(),
+                "tokenizer": tokenizer_settings(), "config": dict(config or {})}
+    sinks: dict[str, ParquetSink] = {}
+    rejects = ParquetSink(out_dir / "rejects.parquet", REJECT_SCHEMA, {**metadata, "kind": "rejects"})
+    try:
+        for row in _map_records(records, labels, workers):
+            report.inputs += 1
+            if isinstance(row, RejectRow):
+                rejects.write(row.as_dict())
+                report.rejects += 1
+                continue
+            if row.split not in sinks:
+                sinks[row.split] = ParquetSink(out_dir / f"{row.split}.parquet", EXAMPLE_SCHEMA,
+                                               {**metadata, "kind": "examples", "split": row.split})
+            sinks[row.split].write(row.as_dict())
+            report.examples[row.split] = report.examples.get(row.split, 0) + 1
+    except BaseException:
+        for sink in [*sinks.values(), rejects]:
+            sink.abort()
+        raise
+    counts = {"inputs": report.inputs, "examples": report.examples, "rejects": report.rejects}
+    for sink in [*sinks.values(), rejects]:
+        report.files.append(str(sink.close({"counts": counts})))
+    if report.inputs != report.total_examples + report.rejects:  # cannot happen; guard the promise
+        raise RuntimeError(f"lost records: {report.summary()}")
+    report.seconds = time.perf_counter() - started
+    (out_dir / "counts.json").write_text(json.dumps({**counts, "seconds": round(report.seconds, 2)}, indent=2))
+    return report
+
+
+def _map_records(records: Iterable[RawExample], labels: Mapping[str, str] | None,
+                 workers: int | None) -> Iterator[ExampleRow | RejectRow]:
+    workers = workers or os.cpu_count() or 1
+    if workers <= 1:
+        _init_worker(dict(labels or {}))
+        for record in records:
+            yield process_record(record, _worker_labels)
+        return
+    ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    with ctx.Pool(workers, initializer=_init_worker, initargs=(dict(labels or {}),)) as pool:
+        for rows in pool.imap(_process_chunk, _chunks(records, CHUNK)):
+            yield from rows
+
+
+_worker_labels: Callable[[str], str | None] | None = None
+
+
+def _init_worker(labels: dict[str, str]) -> None:
+    """Build the label source once per process (a dataset-wide id -> name table)."""
+    from parsers.sparql import TableLabels
+
+    global _worker_labels
+    _worker_labels = TableLabels(labels) if labels else None
+
+
+def _process_chunk(chunk: list[RawExample]) -> list[ExampleRow | RejectRow]:
+    return [process_record(record, _worker_labels) for record in chunk]
+
+
+def _chunks(records: Iterable[RawExample], size: int) -> Iterator[list[RawExample]]:
+    chunk: list[RawExample] = []
+    for record in records:
+        chunk.append(record)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def dataset_names(records: Iterable[RawExample]) -> dict[str, str]:
+    """A dataset-wide entity id -> name table from every record's own names.
+
+    Hand-written queries mention entities that their own annotation does not name but another
+    record's does (WebQSP: m.04ztj "Marriage" is a constraint of other parses); this table is the
+    label source for them. The first name seen for an id wins.
+    """
+    table: dict[str, str] = {}
+    for record in records:
+        for ident, name in record.names.items():
+            if name and name.strip():
+                table.setdefault(ident, name.strip())
+    return table
+
+
+def preprocess_dataset(dataset: str, out_dir: str | Path, data_dir: str | Path | None = None,
+                       split: str | None = None, workers: int | None = None) -> PreprocessReport:
+    """Preprocess a named dataset (see ``qgen.datasets.registry``) or a JSON Lines file of LFs."""
+    from qgen.datasets.jsonl import load_jsonl
+    from qgen.datasets.registry import load_dataset
+
+    path = Path(dataset)
+    if path.suffix == ".jsonl" and path.is_file():
+        records, name = list(load_jsonl(path)), path.stem
+    else:
+        records, name = list(load_dataset(dataset, data_dir, split)), dataset
+    config = {"dataset": dataset, "data_dir": str(data_dir or ""), "split": split, "workers": workers}
+    return preprocess_records(records, name, out_dir, workers=workers, labels=dataset_names(records), config=config)

@@ -1,0 +1,22 @@
+"""The code version recorded in every output file (git commit when available)."""
+from __future__ import annotations
+
+import subprocess
+from functools import lru_cache
+from pathlib import Path
+
+PACKAGE_VERSION = "0.1.0"
+
+
+@lru_cache(maxsize=1)
+def code_version() -> str:
+    """``<package version>+<short commit>[.dirty]`` inside a git checkout, else the package version."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True,
+                                text=True, timeout=5, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, timeout=5).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return PACKAGE_VERSION
+    return f"{PACKAGE_VERSION}+{commit}{'.dirty' if dirty else ''}"
