@@ -1,0 +1,79 @@
+"""The qgen command line, through typer's CliRunner (and once as a real process)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from qgen.cli import app
+
+runner = CliRunner()
+FIG2 = ("SELECT DISTINCT ?x WHERE { FILTER (?x != ns:m.01bkb) ns:m.01bkb "
+        "ns:travel.travel_destination.how_to_get_here ?y . }")
+
+
+def test_tokenize_one_lf_with_names() -> None:
+    result = runner.invoke(app, ["tokenize", "--lf-type", "sparql", "--name", "m.01bkb=Bali", FIG2])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == (
+        "select distinct ? x where { filter ( ? x ! = ent: bali ) ent: bali ns travel . travel _ destination . "
+        "how _ to _ get _ here ? y . }"
+    )
+
+
+def test_tokenize_sql() -> None:
+    result = runner.invoke(app, ["tokenize", "--lf-type", "sql", "SELECT name FROM t WHERE age > 3"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == "select name from t where age > 3"
+
+
+def test_tokenize_stream_survives_bad_lines() -> None:
+    lines = "\n".join([
+        json.dumps({"id": "a", "lf": FIG2, "names": {"m.01bkb": "Bali"}}),
+        "{not json",
+        json.dumps({"id": "b", "lf": "DELETE WHERE { ?s ?p ?o }"}),
+        json.dumps({"id": "c"}),
+        json.dumps({"id": "d", "lf": "SELECT ?x WHERE { ?x ns:p ns:m.02 }"}),
+    ])
+    result = runner.invoke(app, ["tokenize", "--lf-type", "sparql"], input=lines + "\n")
+    assert result.exit_code == 0, result.output
+    out = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [o.get("id") for o in out] == ["a", None, "b", "c", "d"]
+    assert "tokens" in out[0] and out[0]["tokens"][:2] == ["select", "distinct"]
+    assert "not JSON" in out[1]["error"] and "SPARQL Update (DELETE)" in out[2]["error"]
+    assert "no 'lf'" in out[3]["error"] and out[4]["tokens"][-3:] == ["ent:", "<e0>", "}"]
+
+
+def test_tokenize_bad_lf_is_one_line_and_nonzero() -> None:
+    result = runner.invoke(app, ["tokenize", "SELECT ?x WHERE { ?x ?p"])
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: SparqlSyntaxError") and result.stderr.count("\n") == 1
+
+
+def test_bad_options_are_refused() -> None:
+    assert runner.invoke(app, ["tokenize", "--lf-type", "cypher", "x"]).exit_code == 2
+    assert runner.invoke(app, ["tokenize", "--name", "noequals", "SELECT ?x {}"]).exit_code == 2
+
+
+def test_preprocess_prints_the_three_counts(tmp_path: Path, demo_sample: Path) -> None:
+    result = runner.invoke(app, ["preprocess", str(demo_sample), "--out", str(tmp_path), "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    assert "inputs=50 examples=45 rejects=5" in result.stdout
+    assert (tmp_path / "train.parquet").exists() and (tmp_path / "rejects.parquet").exists()
+
+
+def test_demo_runs_and_says_where_the_parquet_went(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["demo", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert f"wrote {(tmp_path / 'preprocessed' / 'train.parquet').resolve()}" in result.stdout
+
+
+def test_console_script_turns_exceptions_into_one_line() -> None:
+    proc = subprocess.run([sys.executable, "-c", "from qgen.cli import run; run()", "preprocess", "no-such-dataset"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().startswith("error: ValueError: unknown dataset 'no-such-dataset'")
+    assert "Traceback" not in proc.stderr

@@ -1,0 +1,70 @@
+"""Preprocessing: every input is an example or a reject, and the Parquet reads back everywhere."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from qgen.datasets.records import RawExample
+from qgen.io.parquet import read_metadata
+from qgen.preprocess import dataset_names, preprocess_dataset, preprocess_records
+
+
+def test_demo_sample_reconciles(tmp_path: Path, demo_sample: Path) -> None:
+    report = preprocess_dataset(str(demo_sample), tmp_path, workers=1)
+    lines = [line for line in demo_sample.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert report.inputs == len(lines) == report.total_examples + report.rejects
+    assert report.rejects == 5
+    rejects = pd.read_parquet(tmp_path / "rejects.parquet")
+    assert set(rejects["stage"]) == {"load", "input", "validate"}
+    assert rejects["error"].str.len().min() > 10 and not rejects["error"].str.contains("\n").any()
+    assert json.loads((tmp_path / "counts.json").read_text())["inputs"] == report.inputs
+
+
+def test_readers_agree(tmp_path: Path, demo_sample: Path) -> None:
+    duckdb = pytest.importorskip("duckdb")
+    preprocess_dataset(str(demo_sample), tmp_path, workers=1)
+    path = tmp_path / "train.parquet"
+    arrow = pq.read_table(path).to_pylist()
+    frame = pd.read_parquet(path)
+    assert [list(t) for t in frame["lf_tokens"]] == [r["lf_tokens"] for r in arrow]
+    assert frame["id"].tolist() == [r["id"] for r in arrow]
+    ducked = duckdb.sql(f"SELECT id, lf_tokens, entities FROM read_parquet('{path}')").fetchall()
+    assert [(r[0], r[1]) for r in ducked] == [(r["id"], r["lf_tokens"]) for r in arrow]
+    assert [r[2] for r in ducked] == [r["entities"] for r in arrow]
+    meta = read_metadata(path)
+    assert meta["schema_version"] and meta["tokenizer"]["entity_token"] == "ent:"
+
+
+def test_parallel_equals_serial(tmp_path: Path, demo_sample: Path) -> None:
+    preprocess_dataset(str(demo_sample), tmp_path / "a", workers=1)
+    preprocess_dataset(str(demo_sample), tmp_path / "b", workers=2)
+    for name in ("train.parquet", "rejects.parquet"):
+        assert pq.read_table(tmp_path / "a" / name).equals(pq.read_table(tmp_path / "b" / name))
+
+
+def test_dataset_names_name_entities_the_record_does_not(tmp_path: Path) -> None:
+    lf = "SELECT ?x WHERE { ns:m.01 ns:p ?x . ?x ns:q ns:m.02 }"
+    records = [
+        RawExample("a", "train", "sparql", lf, "q?", "t", "{}", names={"m.01": "Bali"}),
+        RawExample("b", "train", "sparql", "SELECT ?x WHERE { ns:m.02 ns:p ?x }", "q?", "t", "{}",
+                   names={"m.02": "Male"}),
+    ]
+    preprocess_records(records, "t", tmp_path, workers=1, labels=dataset_names(records))
+    first = pq.read_table(tmp_path / "train.parquet").to_pylist()[0]
+    assert [(e["name"], e["name_source"]) for e in first["entities"]] == [("Bali", "given"), ("Male", "labels")]
+
+
+def test_webqsp_every_parse_is_accounted_for(tmp_path: Path, shared_datasets: Path) -> None:
+    report = preprocess_dataset("webqsp", tmp_path, data_dir=shared_datasets, workers=2)
+    assert report.inputs == 3453 + 1815
+    assert report.inputs == report.total_examples + report.rejects
+    assert report.rejects <= 0.01 * report.inputs
+    assert report.examples == {"train": 3453 - _rejected(tmp_path, "train"), "test": 1815 - _rejected(tmp_path, "test")}
+
+
+def _rejected(out: Path, split: str) -> int:
+    return int((pd.read_parquet(out / "rejects.parquet")["split"] == split).sum())
