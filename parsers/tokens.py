@@ -1,6 +1,8 @@
 """Token-level helpers that apply the rules of ``parsers.token_rules`` (shared by every LF type)."""
 from __future__ import annotations
 
+from functools import lru_cache
+
 from parsers.token_rules import (
     CAMEL_BOUNDARY,
     ENTITY_TOKEN,
@@ -14,6 +16,11 @@ def split_identifier(text: str) -> list[str]:
 
     ``travel_destination.howToGetHere`` -> ``travel _ destination . how to get here``.
     """
+    return list(_split_identifier(text))
+
+
+@lru_cache(maxsize=1 << 16)  # keywords and predicates repeat across a corpus: split each once
+def _split_identifier(text: str) -> tuple[str, ...]:
     tokens: list[str] = []
     for piece in SEPARATOR_PATTERN.split(text):
         if not piece or piece.isspace() or piece == ":":
@@ -22,7 +29,7 @@ def split_identifier(text: str) -> list[str]:
             tokens.append(piece)
             continue
         tokens.extend(CAMEL_BOUNDARY.sub(" ", piece).lower().split())
-    return tokens
+    return tuple(tokens)
 
 
 def nl_tokens(text: str) -> list[str]:

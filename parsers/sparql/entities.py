@@ -13,6 +13,7 @@ Wikidata Q-ids. Names come from, in order (the first that has one wins):
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Callable, Mapping
 from urllib.parse import unquote
 
@@ -38,6 +39,7 @@ def expand(tok: Token, prefixes: Mapping[str, str]) -> str | None:
     return None if base is None else base + local.replace("\\", "")
 
 
+@lru_cache(maxsize=1 << 16)  # predicates and popular entities repeat across a corpus
 def entity_id(iri: str) -> str | None:
     """The canonical id of an entity IRI, or None if the IRI is not an entity."""
     if iri.startswith(FREEBASE_NS):

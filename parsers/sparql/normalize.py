@@ -10,8 +10,11 @@ All rewrites work on lexer tokens, so nothing inside a string literal or an IRI 
 """
 from __future__ import annotations
 
+import re
+from typing import NamedTuple
+
 from parsers.errors import UnknownPrefixError, UnsupportedQueryError
-from parsers.sparql.lexer import Token, code_tokens, lex, prefix_declarations, split_pname
+from parsers.sparql.lexer import Token, lex, prefix_declarations
 from parsers.sparql.prefixes import WELL_KNOWN_PREFIXES
 
 AGGREGATES = {"COUNT", "SUM", "MIN", "MAX", "AVG", "SAMPLE", "GROUP_CONCAT"}
@@ -19,6 +22,7 @@ UPDATE_KEYWORDS = {"INSERT", "DELETE", "LOAD", "CLEAR", "DROP", "CREATE", "ADD",
 QUERY_KEYWORDS = {"SELECT", "ASK", "CONSTRUCT", "DESCRIBE"}
 _BOOLEAN_WORDS = {"OR": "||", "AND": "&&"}
 _SOLUTION_MODIFIERS = {"ORDER", "LIMIT", "OFFSET", "VALUES", "HAVING"}
+_AGGREGATE_HINT = re.compile(r"(?:" + "|".join(a.lower() for a in AGGREGATES) + r")\s*\(")
 
 
 def strip_comments(tokens: list[Token]) -> list[Token]:
@@ -28,12 +32,11 @@ def strip_comments(tokens: list[Token]) -> list[Token]:
 
 def check_query_form(tokens: list[Token], lf: str) -> None:
     """Refuse SPARQL Update and federated queries before anything else looks at them."""
-    code = code_tokens(tokens)
-    for tok in code:
-        upper = tok.text.upper() if tok.kind == "word" else ""
-        if upper == "SERVICE":
-            raise UnsupportedQueryError("SERVICE (federated query) is refused", lf, tok.start)
-    first = next((t for t in code if t.kind == "word" and t.text.upper() not in ("PREFIX", "BASE")), None)
+    if "service" in lf.lower():
+        for tok in tokens:
+            if tok.kind == "word" and tok.text.upper() == "SERVICE":
+                raise UnsupportedQueryError("SERVICE (federated query) is refused", lf, tok.start)
+    first = next((t for t in tokens if t.kind == "word" and t.text.upper() not in ("PREFIX", "BASE")), None)
     if first is None:
         raise UnsupportedQueryError("no query form (SELECT, ASK, CONSTRUCT, DESCRIBE) found", lf, 0)
     upper = first.text.upper()
@@ -131,29 +134,38 @@ def declare_prefixes(tokens: list[Token], lf: str) -> tuple[str, dict[str, str]]
     well known raises ``UnknownPrefixError`` at its first use.
     """
     declared = prefix_declarations(tokens)
+    used = {t.text.partition(":")[0] for t in tokens if t.kind == "pname"}
     missing: dict[str, str] = {}
-    code = code_tokens(tokens)
-    for i, tok in enumerate(code):
-        if tok.kind != "pname" or (i > 0 and code[i - 1].text.upper() == "PREFIX"):
-            continue
-        prefix, _ = split_pname(tok.text)
-        if prefix in declared or prefix in missing:
-            continue
+    for prefix in sorted(used - declared.keys()):
         if prefix not in WELL_KNOWN_PREFIXES:
+            first = next(t for t in tokens if t.kind == "pname" and t.text.partition(":")[0] == prefix)
             shown = f"'{prefix}:'" if prefix else "the empty prefix ':'"
-            raise UnknownPrefixError(f"prefix {shown} is used but neither declared nor well known", lf, tok.start)
+            raise UnknownPrefixError(f"prefix {shown} is used but neither declared nor well known", lf, first.start)
         missing[prefix] = WELL_KNOWN_PREFIXES[prefix]
     header = "".join(f"PREFIX {p}: <{iri}>\n" for p, iri in missing.items())
     return header, {**missing, **declared}
 
 
-def normalize_tokens(lf: str) -> tuple[list[Token], str, dict[str, str]]:
-    """Lex and normalise ``lf``: (comment-free tokens of the input, normalised text, prefix map)."""
-    tokens = strip_comments(lex(lf))
+class Normalized(NamedTuple):
+    tokens: list[Token]  # the input's tokens, comments removed (what the tokenizer reads)
+    rewritten: list[Token]  # after the rewrites, without the added PREFIX lines
+    text: str  # the normalised query: added PREFIX lines + the rewritten tokens
+    prefixes: dict[str, str]  # every prefix in force: declared and added
+
+
+def normalize_tokens(lf: str, all_tokens: list[Token] | None = None) -> Normalized:
+    """Normalise ``lf`` (its lexer tokens may be passed in to avoid lexing twice)."""
+    tokens = strip_comments(all_tokens if all_tokens is not None else lex(lf))
     check_query_form(tokens, lf)
-    rewritten = wrap_bare_having(wrap_bare_aggregates(rewrite_boolean_words(tokens)))
+    rewritten = rewrite_boolean_words(tokens)
+    # A cheap text check first: most queries have no aggregate or HAVING to rewrite.
+    lowered = lf.lower()
+    if _AGGREGATE_HINT.search(lowered):
+        rewritten = wrap_bare_aggregates(rewritten)
+    if "having" in lowered:
+        rewritten = wrap_bare_having(rewritten)
     header, prefixes = declare_prefixes(rewritten, lf)
-    return tokens, header + "".join(t.text for t in rewritten), prefixes
+    return Normalized(tokens, rewritten, header + "".join(t.text for t in rewritten), prefixes)
 
 
 def _matching_paren_end(tokens: list[Token], start: int) -> int | None:

@@ -9,6 +9,7 @@ The tokens are those of the query as written (comments removed), not of the norm
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Mapping
 
 from parsers.guards import check_text
@@ -34,52 +35,62 @@ def tokenize_sparql(
     """
     lf = check_text(lf)
     all_tokens = lex(lf)
-    tokens, normalized, prefixes = normalize_tokens(lf)
+    norm = normalize_tokens(lf, all_tokens)
     if validate:
-        validate_sparql(normalized, lf)
-    namer = EntityNamer(names, labels, comment_names(all_tokens, prefixes))
-    out, entities = _emit(tokens, prefixes, namer)
-    return ParsedLF("sparql", lf, normalized, out, entities)
+        validate_sparql(norm.text, norm.rewritten)
+    comments = comment_names(all_tokens, norm.prefixes) if len(norm.tokens) < len(all_tokens) else {}
+    namer = EntityNamer(names, labels, comments)
+    out, entities = _emit(norm.tokens, norm.prefixes, namer)
+    return ParsedLF("sparql", lf, norm.text, out, entities)
 
 
 def _emit(tokens: list[Token], prefixes: Mapping[str, str], namer: EntityNamer) -> tuple[list[str], list[Entity]]:
     skip = declaration_spans(tokens)
-    namespaces = _namespace_index(prefixes)
+    namespaces: list[tuple[str, str]] | None = None
     out: list[str] = []
     entities: dict[str, Entity] = {}
     for index, tok in enumerate(tokens):
-        if index in skip:
-            continue
         kind = tok.kind
-        if kind in ("space", "comment"):
+        if kind == "space" or index in skip:
             continue
-        if kind in ("iri", "pname"):
-            iri = expand(tok, prefixes)
-            ident = entity_id(iri) if iri else None
-            if ident:
-                entity = entities.get(ident) or namer.name(ident, iri, tok.text)
-                entities.setdefault(ident, entity)
-                out.extend(_entity_tokens(entity))
-            elif kind == "pname":
-                prefix, local = split_pname(tok.text)
-                out.extend(split_identifier(prefix) + split_identifier(local))
-            else:
-                out.extend(_iri_tokens(tok.text[1:-1], namespaces))
-        elif kind == "string":
-            out.extend(literal_tokens(*string_content(tok.text)))
-        elif kind == "var":
-            out.append(tok.text[0])
-            out.extend(split_identifier(tok.text[1:]))
-        elif kind == "langtag":
-            out.append("@")
-            out.extend(tok.text[1:].lower().split("-"))
-        elif kind == "number":
-            out.append(tok.text.lower())
-        elif kind == "word":
-            out.extend(split_identifier(tok.text))
+        if kind != "pname" and kind != "iri":
+            out.extend(_plain_tokens(kind, tok.text))
+            continue
+        iri = expand(tok, prefixes)
+        ident = entity_id(iri) if iri else None
+        if ident:
+            entity = entities.get(ident) or namer.name(ident, iri, tok.text)
+            entities.setdefault(ident, entity)
+            out.extend(_entity_tokens(entity))
+        elif kind == "pname":
+            out.extend(_pname_tokens(tok.text))
         else:
-            out.extend(operator_tokens(tok.text))
+            namespaces = namespaces if namespaces is not None else _namespace_index(prefixes)
+            out.extend(_iri_tokens(tok.text[1:-1], namespaces))
     return out, list(entities.values())
+
+
+@lru_cache(maxsize=1 << 16)  # keywords, variables and operators repeat: work each out once
+def _plain_tokens(kind: str, text: str) -> tuple[str, ...]:
+    if kind == "string":
+        return tuple(literal_tokens(*string_content(text)))
+    if kind == "var":
+        return (text[0], *split_identifier(text[1:]))
+    if kind == "langtag":
+        return ("@", *text[1:].lower().split("-"))
+    if kind == "number":
+        return (text.lower(),)
+    if kind == "word":
+        return tuple(split_identifier(text))
+    if kind == "comment":
+        return ()
+    return tuple(operator_tokens(text))
+
+
+@lru_cache(maxsize=1 << 16)
+def _pname_tokens(text: str) -> tuple[str, ...]:
+    prefix, local = split_pname(text)
+    return (*split_identifier(prefix), *split_identifier(local))
 
 
 def _entity_tokens(entity: Entity) -> list[str]:

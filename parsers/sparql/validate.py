@@ -58,11 +58,13 @@ def _rdflib_verdict(query: str) -> tuple[str, int] | None:
     return None
 
 
-def validate_sparql(normalized: str, lf: str, tokens: list[Token] | None = None) -> None:
+def validate_sparql(normalized: str, tokens: list[Token] | None = None) -> None:
     """Raise ``SparqlSyntaxError`` unless rdflib accepts ``normalized``.
 
-    The first query of each shape is checked itself; later ones reuse its verdict. Positions in
-    the error refer to the normalised query (which begins with any PREFIX lines we added).
+    ``tokens`` (default: lexed from ``normalized``) give the shape key; the PREFIX lines that
+    normalisation adds may be left out of them, as they follow from the prefixes used. The first
+    query of each shape is checked itself; later ones reuse its verdict. Positions in the error
+    refer to the normalised query (which begins with any PREFIX lines we added).
     """
     tokens = tokens if tokens is not None else lex(normalized)
     key = shape_key(tokens)

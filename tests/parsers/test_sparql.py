@@ -44,10 +44,11 @@ def test_figure_2_entities_and_normalised_text() -> None:
 
 
 def test_normaliser_rewrites_virtuoso_isms() -> None:
-    _, text, prefixes = normalize_tokens(
+    norm = normalize_tokens(
         "SELECT COUNT(?c) WHERE { ?c ns:a.b ?y . FILTER (?y > 1 AND ?y < 5) }\n"
         "GROUP BY ?c HAVING COUNT(?c) = 2 ORDER BY ?c"
     )
+    text, prefixes = norm.text, norm.prefixes
     assert "SELECT (COUNT(?c) AS ?count) WHERE" in text
     assert "?y > 1 && ?y < 5" in text
     assert "HAVING (COUNT(?c) = 2) ORDER BY" in text
@@ -55,7 +56,7 @@ def test_normaliser_rewrites_virtuoso_isms() -> None:
 
 
 def test_bare_aggregate_alias_does_not_clash_with_a_variable() -> None:
-    _, text, _ = normalize_tokens("SELECT COUNT(?count) WHERE { ?count ?p ?o }")
+    text = normalize_tokens("SELECT COUNT(?count) WHERE { ?count ?p ?o }").text
     assert "(COUNT(?count) AS ?count1)" in text
 
 
