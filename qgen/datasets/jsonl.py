@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Iterator
 
+from qgen.datasets.paths import rejected
 from qgen.datasets.records import RawExample
 
 
@@ -26,7 +27,7 @@ def load_jsonl(path: str | Path, lf_type: str | None = None, source: str | None 
 def parse_line(line: str, fallback_id: str, lf_type: str | None, source: str) -> RawExample:
     """One JSON line -> RawExample (with ``load_error`` when the line is unusable)."""
     def reject(why: str, ident: str = fallback_id) -> RawExample:
-        return RawExample(ident, "unlabelled", lf_type or "", "", None, source, line, load_error=why)
+        return rejected(ident, "unlabelled", line, why, lf_type=lf_type or "", source=source)
 
     try:
         record = json.loads(line)

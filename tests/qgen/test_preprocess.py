@@ -68,3 +68,11 @@ def test_webqsp_every_parse_is_accounted_for(tmp_path: Path, shared_datasets: Pa
 
 def _rejected(out: Path, split: str) -> int:
     return int((pd.read_parquet(out / "rejects.parquet")["split"] == split).sum())
+
+
+def test_wikisql_every_question_is_accounted_for(tmp_path: Path, shared_datasets: Path) -> None:
+    report = preprocess_dataset("wikisql", tmp_path, data_dir=shared_datasets, workers=2)
+    assert report.inputs == 8421 + 15878
+    assert report.inputs == report.total_examples + report.rejects
+    row = pq.read_table(tmp_path / "dev.parquet").slice(0, 1).to_pylist()[0]
+    assert row["lf_type"] == "sql" and row["lf_tokens"][0] == "select"
