@@ -1,0 +1,130 @@
+"""Decoding over the step function: greedy and batched beam search with length normalisation.
+
+Both work with any model that has ``start(batch) -> state`` and ``step(prev, state)`` with a
+batch-first state, so beams are reordered with ``{k: v[idx] for k, v in state.items()}``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from qgen.model.batch import Batch
+from qgen.model.vocab import BOS_ID, EOS_ID
+
+
+@dataclass
+class Hypothesis:
+    ids: list[int]  # without BOS and EOS
+    score: float  # length-normalised log-probability
+    log_prob: float  # total log-probability
+    attns: dict[str, list[torch.Tensor]] = field(default_factory=dict)  # per step, (src_len,) each
+
+
+def _reorder(state: dict[str, torch.Tensor], index: torch.Tensor) -> dict[str, torch.Tensor]:
+    return {k: v.index_select(0, index) for k, v in state.items()}
+
+
+def normalise(log_prob: float, length: int, alpha: float) -> float:
+    """Length normalisation: log p / length^alpha (alpha 1 = mean log-probability per token)."""
+    return log_prob / max(length, 1) ** alpha
+
+
+@torch.inference_mode()
+def greedy(model: torch.nn.Module, batch: Batch, max_len: int = 40, keep_attention: bool = False,
+           alpha: float = 1.0) -> list[Hypothesis]:
+    state = model.start(batch)
+    size = len(batch)
+    prev = torch.full((size,), BOS_ID, dtype=torch.long, device=batch.src.device)
+    done = torch.zeros(size, dtype=torch.bool, device=prev.device)
+    total = torch.zeros(size, device=prev.device)
+    steps: list[torch.Tensor] = []
+    attn_steps: list[dict[str, torch.Tensor]] = []
+    for _ in range(max_len):
+        log_probs, state, attns = model.step(prev, state)
+        best, prev = log_probs.max(dim=1)
+        total = total + best.masked_fill(done, 0.0)
+        steps.append(prev.masked_fill(done, EOS_ID))
+        if keep_attention:
+            attn_steps.append({k: v.detach().float().cpu() for k, v in attns.items() if k in ("read", "copy", "p_gen")})
+        done = done | (prev == EOS_ID)
+        if bool(done.all()):
+            break
+    ids = torch.stack(steps, dim=1).tolist()  # (batch, steps)
+    out = []
+    for row, seq in enumerate(ids):
+        length = seq.index(EOS_ID) if EOS_ID in seq else len(seq)
+        hyp = Hypothesis(seq[:length], normalise(float(total[row]), length + 1, alpha), float(total[row]))
+        if keep_attention:
+            hyp.attns = {k: [a[k][row] for a in attn_steps[: length + 1]] for k in attn_steps[0]} if attn_steps else {}
+        out.append(hyp)
+    return out
+
+
+@torch.inference_mode()
+def beam_search(model: torch.nn.Module, batch: Batch, beam: int = 4, max_len: int = 40, alpha: float = 1.0,
+                num_return: int = 1) -> list[list[Hypothesis]]:
+    """Batched beam search; per example the ``num_return`` best finished hypotheses, best first.
+
+    Scores are length-normalised (``normalise``) when hypotheses are compared at the end; during
+    the search the beam keeps the ``beam`` best partial sums, as usual. A hypothesis is finished when
+    it emits EOS among the ``beam`` best candidates; an example stops once its best candidate is
+    an EOS; if too few finish within ``max_len`` the best open beams fill the list.
+    """
+    size = len(batch)
+    state = _reorder(model.start(batch), torch.arange(size, device=batch.src.device).repeat_interleave(beam))
+    device = batch.src.device
+    prev = torch.full((size * beam,), BOS_ID, dtype=torch.long, device=device)
+    scores = torch.full((size, beam), float("-inf"), device=device)
+    scores[:, 0] = 0.0  # all beams start identical: only the first may expand at step 1
+    history = torch.zeros(size * beam, 0, dtype=torch.long, device=device)
+    finished: list[list[Hypothesis]] = [[] for _ in range(size)]
+    done = [False] * size
+    for step in range(max_len):
+        log_probs, state, _ = model.step(prev, state)  # (size * beam, extended)
+        vocab = log_probs.size(1)
+        candidates = (scores.view(-1, 1) + log_probs.float()).view(size, beam * vocab)
+        top_scores, top_index = candidates.topk(2 * beam, dim=1)  # spare ones replace finished beams
+        origin = top_index // vocab  # (size, 2 * beam)
+        token = top_index % vocab
+        new_scores = torch.full((size, beam), float("-inf"), device=device)
+        new_origin = torch.zeros(size, beam, dtype=torch.long, device=device)
+        new_token = torch.full((size, beam), EOS_ID, dtype=torch.long, device=device)
+        top_scores_l, origin_l, token_l = top_scores.tolist(), origin.tolist(), token.tolist()
+        for row in range(size):
+            if done[row]:
+                continue
+            kept = 0
+            for rank, (score, src_beam, tok) in enumerate(zip(top_scores_l[row], origin_l[row], token_l[row])):
+                if score == float("-inf"):
+                    break
+                if tok == EOS_ID:
+                    if rank < beam:  # an EOS among the beam best finishes a hypothesis
+                        seq = history[row * beam + src_beam].tolist()
+                        finished[row].append(Hypothesis(seq, normalise(score, len(seq) + 1, alpha), score))
+                    continue
+                if kept < beam:
+                    new_scores[row, kept], new_origin[row, kept], new_token[row, kept] = score, src_beam, tok
+                    kept += 1
+            # OpenNMT-py's rule: a row is done once its best candidate ends (and enough have ended).
+            if token_l[row][0] == EOS_ID and len(finished[row]) >= num_return:
+                done[row] = True
+                new_scores[row] = float("-inf")
+        flat = (torch.arange(size, device=device).unsqueeze(1) * beam + new_origin).view(-1)
+        state = _reorder(state, flat)
+        history = torch.cat([history.index_select(0, flat), new_token.view(-1, 1)], dim=1)
+        scores, prev = new_scores, new_token.view(-1)
+        if all(done) or bool(torch.isinf(scores).all()):
+            break
+    results = []
+    for row in range(size):
+        pool = list(finished[row])
+        if len(pool) < num_return:  # nothing (or too little) finished: take the best open beams
+            for b in range(beam):
+                score = float(scores[row, b])
+                if score > float("-inf"):
+                    seq = history[row * beam + b].tolist()
+                    pool.append(Hypothesis(seq, normalise(score, len(seq), alpha), score))
+        pool.sort(key=lambda h: h.score, reverse=True)
+        results.append(pool[:num_return])
+    return results

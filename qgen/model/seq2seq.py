@@ -1,0 +1,63 @@
+"""The question generator: encoder + step-wise decoder, trained with teacher forcing.
+
+One skeleton for all five rows of the seed paper's Table 1; the variants differ only in the parts
+``ModelConfig`` plugs in (generator, coverage, scratchpad).
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from qgen.model.batch import Batch
+from qgen.model.config import ModelConfig
+from qgen.model.decoder import Decoder, State
+from qgen.model.encoder import Encoder
+from qgen.model.vocab import BOS_ID, PAD_ID
+
+
+class QuestionGenerator(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        if not cfg.src_vocab_size or not cfg.tgt_vocab_size:
+            raise ValueError("ModelConfig needs the vocabulary sizes (use cfg.with_vocab)")
+        self.cfg = cfg
+        self.encoder = Encoder(cfg)
+        self.decoder = Decoder(cfg)
+
+    def start(self, batch: Batch) -> State:
+        """Encode a batch and return the decoder's initial state."""
+        outputs, final = self.encoder(batch.src, batch.src_lengths)
+        copy_ids = batch.copy_ids if self.cfg.copy != "none" else torch.full_like(batch.copy_ids, -1)
+        extended = batch.extended_size if self.cfg.copy == "extended" else self.cfg.tgt_vocab_size
+        return self.decoder.init_state(outputs, final, batch.src_mask, copy_ids, extended)
+
+    def step(self, prev_tokens: torch.Tensor, state: State) -> tuple[torch.Tensor, State, dict[str, torch.Tensor]]:
+        return self.decoder.step(prev_tokens, state)
+
+    def forward(self, batch: Batch, teacher_forcing: float = 1.0,
+                generator: torch.Generator | None = None) -> tuple[torch.Tensor, int]:
+        """Summed NLL of the gold targets and the number of target tokens.
+
+        With probability ``teacher_forcing`` (per example and step) the next input is the gold
+        token, else the model's own argmax (the paper trains with 0.5).
+        """
+        assert batch.tgt is not None, "training needs targets"
+        state = self.start(batch)
+        tgt = batch.tgt  # (batch, tgt_len)
+        prev = torch.full((tgt.size(0),), BOS_ID, dtype=torch.long, device=tgt.device)
+        total = torch.zeros((), device=tgt.device)
+        for t in range(tgt.size(1)):
+            log_probs, state, _ = self.step(prev, state)  # (batch, extended)
+            gold = tgt[:, t]
+            nll = -log_probs.gather(1, gold.clamp_max(log_probs.size(1) - 1).unsqueeze(1)).squeeze(1)
+            total = total + nll.masked_fill(gold == PAD_ID, 0.0).sum()
+            if teacher_forcing >= 1.0:
+                prev = gold
+            else:
+                use_gold = torch.rand(gold.shape, device=gold.device, generator=generator) < teacher_forcing
+                prev = torch.where(use_gold, gold, log_probs.argmax(dim=1))
+        return total, int((tgt != PAD_ID).sum())
+
+
+def build_model(cfg: ModelConfig) -> QuestionGenerator:
+    return QuestionGenerator(cfg)

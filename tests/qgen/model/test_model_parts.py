@@ -1,0 +1,116 @@
+"""Module tests on CPU over a small grid of sizes and every variant of the skeleton."""
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import torch
+
+from qgen.decode import beam_search, greedy
+from qgen.model import ModelConfig, Vocab, build_model, make_batch
+from qgen.model.vocab import BOS_ID, PAD_ID
+
+SRC = [["select", "?", "x", "where", "ent:", "bali", "ns", "capital"],
+       ["select", "?", "x", "where", "ent:", "atlantis", "ns", "capital", "limit", "1"],
+       ["ask", "ent:", "paris"]]
+TGT = [["what", "is", "the", "capital", "of", "bali", "?"],
+       ["what", "is", "the", "capital", "of", "atlantis", "?"],
+       ["is", "it", "paris", "?"]]
+SRC_VOCAB = Vocab.build(SRC)
+TGT_VOCAB = Vocab.build([TGT[0], TGT[2]])  # "atlantis" is never in a training question
+PARTS = [("none", 0, "none"), ("intersection", 0, "none"), ("intersection", 10, "none"),
+         ("intersection", 10, "scratchpad"), ("extended", 10, "scratchpad"), ("none", 0, "scratchpad")]
+SIZES = [(8, 16, 1), (12, 32, 2)]
+
+
+def model_and_batch(copy: str, coverage: int, memory: str, emb: int = 8, hidden: int = 16, layers: int = 2):
+    torch.manual_seed(0)
+    cfg = ModelConfig(embedding_dim=emb, hidden_size=hidden, num_layers=layers, dropout=0.0, copy=copy,
+                      coverage_dim=coverage, memory=memory).with_vocab(len(SRC_VOCAB), len(TGT_VOCAB))
+    return build_model(cfg), make_batch(SRC, TGT, SRC_VOCAB, TGT_VOCAB, copy)
+
+
+@pytest.mark.parametrize(("parts", "size"), list(itertools.product(PARTS, SIZES)))
+def test_step_shapes_and_distribution(parts: tuple, size: tuple) -> None:
+    model, batch = model_and_batch(*parts, *size)
+    model.eval()
+    state = model.start(batch)
+    width = batch.extended_size if parts[0] == "extended" else len(TGT_VOCAB)
+    prev = torch.full((len(batch),), BOS_ID)
+    for _ in range(3):
+        log_probs, state, attns = model.step(prev, state)
+        assert log_probs.shape == (3, width)
+        probs = log_probs.exp()
+        # the copy mixture is a distribution over the (extended) vocabulary
+        torch.testing.assert_close(probs.sum(dim=1), torch.ones(3), atol=1e-5, rtol=0)
+        assert float(probs[:, PAD_ID].max()) < 1e-6 and float(probs[:, BOS_ID].max()) < 1e-6
+        read = attns["read"]
+        assert read.shape == batch.src_mask.shape
+        assert float(read.masked_select(~batch.src_mask).abs().max()) == 0.0  # padding gets no attention
+        torch.testing.assert_close(read.sum(dim=1), torch.ones(3))
+        for key, value in state.items():
+            assert value.size(0) == 3, key  # batch-first, so beams can reorder any state
+        prev = log_probs.argmax(dim=1)
+
+
+def test_paper_copy_mode_cannot_copy_what_the_output_vocabulary_lacks() -> None:
+    model, batch = model_and_batch("intersection", 0, "none")
+    _, _, attns = model.step(torch.full((3,), BOS_ID), model.start(batch))
+    uncopyable = batch.copy_ids < 0  # "atlantis", "select", "?" ... are not question words
+    assert float(attns["copy"].masked_select(uncopyable).abs().max()) == 0.0
+
+
+def test_extended_mode_can_copy_an_unseen_word() -> None:
+    model, batch = model_and_batch("extended", 0, "none")
+    assert batch.oovs[1] and "atlantis" in batch.oovs[1]
+    log_probs, _, _ = model.step(torch.full((3,), BOS_ID), model.start(batch))
+    slot = len(TGT_VOCAB) + batch.oovs[1].index("atlantis")
+    assert float(log_probs[1, slot].exp()) > 0.0
+    assert float(log_probs[0, len(TGT_VOCAB):].exp().sum()) < 1e-6 or batch.oovs[0]  # no OOV slot of its own
+
+
+def test_scratchpad_rewrites_the_encoder_states_but_not_padding() -> None:
+    model, batch = model_and_batch("intersection", 10, "scratchpad")
+    state = model.start(batch)
+    before = state["memory"].clone()
+    _, after, attns = model.step(torch.full((3,), BOS_ID), state)
+    changed = (after["memory"] - before).abs().sum(dim=-1) > 0  # (batch, src_len)
+    assert bool(changed[batch.src_mask].all())
+    assert not bool(changed[~batch.src_mask].any())
+    assert attns["write_gate"].shape == batch.src_mask.shape
+
+
+@pytest.mark.parametrize("parts", PARTS)
+def test_gradients_reach_every_parameter(parts: tuple) -> None:
+    model, batch = model_and_batch(*parts)
+    loss, tokens = model(batch)
+    (loss / tokens).backward()
+    missing = [name for name, p in model.named_parameters() if p.grad is None or float(p.grad.abs().sum()) == 0]
+    assert missing == []
+
+
+@pytest.mark.parametrize("parts", PARTS[:2] + PARTS[-2:])
+def test_beam_of_one_equals_greedy(parts: tuple) -> None:
+    model, batch = model_and_batch(*parts)
+    model.eval()
+    greedy_ids = [h.ids for h in greedy(model, batch, max_len=12)]
+    beam_ids = [row[0].ids for row in beam_search(model, batch, beam=1, max_len=12)]
+    assert beam_ids == greedy_ids
+
+
+def test_beam_returns_sorted_hypotheses() -> None:
+    model, batch = model_and_batch("intersection", 10, "scratchpad")
+    model.eval()
+    rows = beam_search(model, batch, beam=3, max_len=10, num_return=3)
+    for row in rows:
+        assert len(row) == 3
+        assert [h.score for h in row] == sorted((h.score for h in row), reverse=True)
+
+
+def test_config_refuses_nonsense() -> None:
+    with pytest.raises(ValueError):
+        ModelConfig(copy="sometimes")
+    with pytest.raises(ValueError):
+        ModelConfig(coverage_dim=10)  # coverage feeds the copy score
+    with pytest.raises(ValueError):
+        build_model(ModelConfig())  # no vocabulary sizes
