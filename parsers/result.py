@@ -23,3 +23,7 @@ class ParsedLF:
     normalized: str  # the text that was validated (Virtuoso-isms rewritten, prefixes declared)
     tokens: list[str]
     entities: list[Entity] = field(default_factory=list)
+    # The tokens with every entity kept as written (``ns m . 01bkb``) instead of ``ent:`` + name:
+    # the input of the seed paper's Seq2Seq baseline "without entity replacement". None = same
+    # as ``tokens`` (a logical form without entities).
+    raw_entity_tokens: list[str] | None = None

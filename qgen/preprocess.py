@@ -74,6 +74,7 @@ def process_record(record: RawExample, labels: Callable[[str], str | None] | Non
     return ExampleRow(
         id=record.id, split=record.split, source=record.source, lf_type=record.lf_type,
         logical_form=record.logical_form, normalized_lf=parsed.normalized, lf_tokens=parsed.tokens,
+        lf_tokens_raw=parsed.raw_entity_tokens if parsed.raw_entity_tokens is not None else parsed.tokens,
         question=record.question, question_tokens=nl_tokens(record.question or ""),
         entities=[asdict(e) for e in parsed.entities],
         answers=[str(a) for a in record.answers],

@@ -9,7 +9,7 @@ from typing import Any
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"  # 1.1: lf_tokens_raw
 
 ENTITY_TYPE = pa.struct(
     [("id", pa.string()), ("surface", pa.string()), ("name", pa.string()), ("name_source", pa.string())]
@@ -27,6 +27,7 @@ class ExampleRow:
     logical_form: str  # as given
     normalized_lf: str  # what was validated
     lf_tokens: list[str]
+    lf_tokens_raw: list[str]  # entities kept as written (the paper's no-entity-replacement baseline)
     question: str | None
     question_tokens: list[str]
     entities: list[dict[str, str]] = field(default_factory=list)  # id, surface, name, name_source
@@ -45,6 +46,7 @@ EXAMPLE_SCHEMA = pa.schema(
         ("logical_form", pa.string()),
         ("normalized_lf", pa.string()),
         ("lf_tokens", pa.list_(pa.string())),
+        ("lf_tokens_raw", pa.list_(pa.string())),
         ("question", pa.string()),
         ("question_tokens", pa.list_(pa.string())),
         ("entities", pa.list_(ENTITY_TYPE)),

@@ -40,14 +40,18 @@ def tokenize_sparql(
         validate_sparql(norm.text, norm.rewritten)
     comments = comment_names(all_tokens, norm.prefixes) if len(norm.tokens) < len(all_tokens) else {}
     namer = EntityNamer(names, labels, comments)
-    out, entities = _emit(norm.tokens, norm.prefixes, namer)
-    return ParsedLF("sparql", lf, norm.text, out, entities)
+    out, raw, entities = _emit(norm.tokens, norm.prefixes, namer)
+    return ParsedLF("sparql", lf, norm.text, out, entities, raw if entities else None)
 
 
-def _emit(tokens: list[Token], prefixes: Mapping[str, str], namer: EntityNamer) -> tuple[list[str], list[Entity]]:
+def _emit(tokens: list[Token], prefixes: Mapping[str, str],
+          namer: EntityNamer) -> tuple[list[str], list[str], list[Entity]]:
+    """Model tokens, the same with entities kept as written, and the entities found."""
     skip = declaration_spans(tokens)
     namespaces: list[tuple[str, str]] | None = None
     out: list[str] = []
+    raw: list[str] = []  # filled lazily: only queries with entities need a second list
+    raw_upto = 0  # out[:raw_upto] has been copied to raw
     entities: dict[str, Entity] = {}
     for index, tok in enumerate(tokens):
         kind = tok.kind
@@ -61,13 +65,21 @@ def _emit(tokens: list[Token], prefixes: Mapping[str, str], namer: EntityNamer) 
         if ident:
             entity = entities.get(ident) or namer.name(ident, iri, tok.text)
             entities.setdefault(ident, entity)
+            raw.extend(out[raw_upto:])
+            if kind == "pname":
+                raw.extend(_pname_tokens(tok.text))
+            else:
+                namespaces = namespaces if namespaces is not None else _namespace_index(prefixes)
+                raw.extend(_iri_tokens(tok.text[1:-1], namespaces))
             out.extend(_entity_tokens(entity))
+            raw_upto = len(out)
         elif kind == "pname":
             out.extend(_pname_tokens(tok.text))
         else:
             namespaces = namespaces if namespaces is not None else _namespace_index(prefixes)
             out.extend(_iri_tokens(tok.text[1:-1], namespaces))
-    return out, list(entities.values())
+    raw.extend(out[raw_upto:])
+    return out, raw, list(entities.values())
 
 
 @lru_cache(maxsize=1 << 16)  # keywords, variables and operators repeat: work each out once
@@ -101,7 +113,9 @@ def _entity_tokens(entity: Entity) -> list[str]:
 
 def _namespace_index(prefixes: Mapping[str, str]) -> list[tuple[str, str]]:
     """(namespace, prefix) pairs, longest namespace first; declared prefixes win over well-known."""
-    merged = {iri: prefix for prefix, iri in WELL_KNOWN_PREFIXES.items()}
+    merged: dict[str, str] = {}
+    for prefix, iri in WELL_KNOWN_PREFIXES.items():
+        merged.setdefault(iri, prefix)  # the first listed wins: dbr over res, ns over fb
     merged.update({iri: prefix for prefix, iri in prefixes.items() if prefix})
     return sorted(merged.items(), key=lambda item: -len(item[0]))
 

@@ -178,3 +178,12 @@ def test_fuzz_sparql_like_text(text: str) -> None:
     except LogicalFormError:
         return
     assert "'a || b'" not in parsed.normalized  # never rewrites inside a string
+
+
+def test_raw_entity_tokens_keep_the_ids_for_the_seq2seq_baseline() -> None:
+    parsed = tokenize_sparql("SELECT ?x WHERE { ns:m.01bkb ns:a.b ?x . <http://dbpedia.org/resource/Bali> dbo:x ?x }",
+                             {"m.01bkb": "Bali"})
+    assert " ".join(parsed.tokens) == "select ? x where { ent: bali ns a . b ? x . ent: bali dbo x ? x }"
+    assert " ".join(parsed.raw_entity_tokens) == (
+        "select ? x where { ns m . 01bkb ns a . b ? x . dbr bali dbo x ? x }")
+    assert tokenize_sparql("SELECT ?x WHERE { ?x ?p ?o }").raw_entity_tokens is None

@@ -11,7 +11,7 @@ from qgen.io.parquet import ParquetSink, read_metadata
 from qgen.schema import EXAMPLE_SCHEMA
 
 ROW = {"id": "a", "split": "train", "source": "t", "lf_type": "sparql", "logical_form": "SELECT ?x {}",
-       "normalized_lf": "SELECT ?x {}", "lf_tokens": ["select"], "question": "q?", "question_tokens": ["q", "?"],
+       "normalized_lf": "SELECT ?x {}", "lf_tokens": ["select"], "lf_tokens_raw": ["select"], "question": "q?", "question_tokens": ["q", "?"],
        "entities": [{"id": "m.01", "surface": "ns:m.01", "name": "Bali", "name_source": "given"}], "answers": []}
 
 
