@@ -1,0 +1,80 @@
+"""OverCopy ("Question Generation using a Scratchpad Encoder", appendix B, Eq. 17-19), and the
+repetition counts the synthesis filter uses.
+
+Per generated sentence, Eq. 17-19 sum over word types ``w`` the excess count
+``max(count_gen(w) - count_ref(w), 0)``; the metric is the mean over the corpus. The paper writes
+the difference as ``count_ref(w) - count_gen(w)``, but over-copying means the *generated* sentence
+holds a word more often than the reference, so this module uses ``gen - ref`` (with the paper's
+order a sentence that copies "the" three times against a reference's one would score 0).
+
+Multi-reference: ``count_ref(w)`` is the largest count of ``w`` in any one reference (the clipping
+count of BLEU's modified precision), so a repetition is excess only if no reference has it.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+from qgen.metrics.corpus import References, Tokens, align, mean, token_list
+
+
+def excess_count(generated: Counter[str], allowed: Counter[str], words: Iterable[str] | None = None) -> int:
+    """``sum_w max(generated[w] - allowed[w], 0)`` over ``words`` (default: every generated word)."""
+    keys = generated.keys() if words is None else words
+    return sum(max(generated[w] - allowed[w], 0) for w in keys)
+
+
+def _reference_counts(group: Sequence[Sequence[str]]) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    for ref in group:
+        counts |= Counter(ref)  # element-wise max
+    return counts
+
+
+def overcopy_sentence(generated: Tokens, reference: Tokens | Sequence[Tokens]) -> int:
+    """Eq. 17-19 for one sentence: total excess of generated word counts over the reference's."""
+    hyps, refs = align([generated], [reference])
+    return excess_count(Counter(hyps[0]), _reference_counts(refs[0]))
+
+
+def overcopy_scores(generated: Sequence[Tokens], references: References) -> list[int]:
+    """OverCopy of each generated sentence (a count of excess tokens, >= 0)."""
+    hyps, refs = align(generated, references)
+    return [excess_count(Counter(h), _reference_counts(group)) for h, group in zip(hyps, refs)]
+
+
+def overcopy(generated: Sequence[Tokens], references: References) -> float:
+    """Corpus OverCopy: the mean of :func:`overcopy_scores`."""
+    return mean(overcopy_scores(generated, references))
+
+
+def overcopy_against_source(
+    generated_tokens: Tokens, source_tokens: Tokens, copyable: set[str] | None = None
+) -> int:
+    """Excess copies relative to the logical form, for the synthesis filter.
+
+    ``sum_{w in C} max(count_question(w) - count_source(w), 0)`` where ``C`` is ``copyable`` (e.g. the
+    entity-name tokens) or, when ``None``, every token of the source: a word the question holds more
+    often than the logical form offers it was copied more than once (or generated on top of a copy).
+    """
+    question = token_list(generated_tokens, "generated_tokens")
+    source = token_list(source_tokens, "source_tokens")
+    words = set(source) if copyable is None else copyable
+    return excess_count(Counter(question), Counter(source), words)
+
+
+def repeated_ngrams(tokens: Tokens, n_min: int = 2, n_max: int | None = None) -> int:
+    """The number of distinct n-grams (``n_min <= n <= n_max``, default up to the length) that occur
+    more than once in ``tokens``, overlapping occurrences included (``a a a`` repeats ``a a``)."""
+    if n_min < 1:
+        raise ValueError(f"n_min must be >= 1, got {n_min}")
+    words = token_list(tokens, "tokens")
+    top = len(words) - 1 if n_max is None else min(n_max, len(words) - 1)
+    total = 0
+    for n in range(n_min, top + 1):
+        counts = Counter(tuple(words[i : i + n]) for i in range(len(words) - n + 1))
+        repeats = sum(1 for c in counts.values() if c > 1)
+        if repeats == 0:
+            break  # no repeated n-gram means no repeated longer one either
+        total += repeats
+    return total

@@ -1,0 +1,85 @@
+"""OverCopy, Eq. 17-19 of the Scratchpad Encoder paper, and repetition counts (qgen/metrics/overcopy.py)."""
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from qgen.metrics.overcopy import (
+    overcopy,
+    overcopy_against_source,
+    overcopy_scores,
+    overcopy_sentence,
+    repeated_ngrams,
+)
+
+words = st.lists(st.sampled_from(["the", "cat", "a", "?", "of", "x"]), max_size=12)
+
+
+def test_direction_counts_excess_generated_words() -> None:
+    assert overcopy_sentence("the the the cat".split(), "the cat".split()) == 2
+    # the other way round nothing was over-copied (the paper's literal ref - gen would give 2 here)
+    assert overcopy_sentence("the cat".split(), "the the the cat".split()) == 0
+
+
+def test_corpus_value_is_the_mean_of_sentence_values() -> None:
+    hyps = ["the the the cat".split(), "a b b".split(), "x".split()]
+    refs = ["the cat".split(), "a b".split(), "x".split()]
+    assert overcopy_scores(hyps, refs) == [2, 1, 0]
+    assert overcopy(hyps, refs) == pytest.approx(1.0)
+
+
+def test_identical_corpus_is_zero() -> None:
+    refs = ["what is the name of the river ?".split()]
+    assert overcopy(refs, refs) == 0.0
+
+
+def test_multi_reference_clips_by_the_largest_reference_count() -> None:
+    refs = [["the cat".split(), "the the dog".split()]]
+    assert overcopy_scores(["the the the cat".split()], refs) == [1]
+
+
+def test_mismatched_lengths_raise() -> None:
+    with pytest.raises(ValueError):
+        overcopy([["a"]], [])
+
+
+def test_against_source_counts_excess_copies() -> None:
+    source = "ent: barack obama . people.person.spouse ?x".split()
+    question = "who is barack obama barack obama 's wife ?".split()
+    assert overcopy_against_source(question, source) == 2  # "barack" and "obama" once too often
+    assert overcopy_against_source(question, source, copyable={"obama"}) == 1
+    assert overcopy_against_source("who is barack obama 's wife ?".split(), source) == 0
+
+
+def test_repeated_ngrams() -> None:
+    assert repeated_ngrams("who is barack obama barack obama wife".split()) == 1  # "barack obama"
+    assert repeated_ngrams("a b c a b c".split()) == 3  # "a b", "b c", "a b c"
+    assert repeated_ngrams("the the the".split()) == 1  # overlapping "the the"
+    assert repeated_ngrams("a b c".split()) == 0
+    assert repeated_ngrams("a b c a b c".split(), n_min=3) == 1
+    assert repeated_ngrams("a b c a b c".split(), n_max=2) == 2
+    assert repeated_ngrams([]) == 0
+    with pytest.raises(ValueError):
+        repeated_ngrams(["a"], n_min=0)
+
+
+@given(gen=words, ref=words)
+def test_overcopy_is_non_negative_and_counts_unmatched_tokens(gen: list[str], ref: list[str]) -> None:
+    value = overcopy_sentence(gen, ref)
+    assert value >= 0
+    assert value == len(gen) - sum((Counter(gen) & Counter(ref)).values())
+
+
+@given(ref=words)
+def test_overcopy_is_zero_when_generated_equals_reference(ref: list[str]) -> None:
+    assert overcopy_sentence(ref, ref) == 0
+
+
+@given(ref=words, data=st.data())
+def test_overcopy_is_zero_for_a_sub_multiset_of_the_reference(ref: list[str], data: st.DataObject) -> None:
+    kept = data.draw(st.lists(st.booleans(), min_size=len(ref), max_size=len(ref)))
+    gen = data.draw(st.permutations([w for w, keep in zip(ref, kept) if keep]))
+    assert overcopy_sentence(gen, ref) == 0
