@@ -1,0 +1,31 @@
+"""Pretrained word vectors in GloVe's text format (``word v1 v2 ...`` per line), given by path.
+
+GloVe 6B.300d cannot be downloaded here; without a file the embeddings start random and the
+results say so. Nothing is fetched at run time.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from qgen.model.vocab import Vocab
+
+
+def load_vectors(path: str | Path, vocab: Vocab, embedding: torch.nn.Embedding) -> int:
+    """Copy the vectors of ``vocab``'s words found in ``path`` into ``embedding``; returns how many."""
+    dim = embedding.embedding_dim
+    found = 0
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for number, line in enumerate(handle, 1):
+            word, _, rest = line.rstrip("\n").partition(" ")
+            index = vocab.stoi.get(word)
+            if index is None or index < 4:
+                continue
+            values = rest.split(" ")
+            if len(values) != dim:
+                raise ValueError(f"{path} line {number}: {len(values)} values, the embedding has {dim}")
+            with torch.no_grad():
+                embedding.weight[index] = torch.tensor([float(v) for v in values])
+            found += 1
+    return found

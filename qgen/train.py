@@ -1,0 +1,179 @@
+"""The one training loop for every model of the family.
+
+Paper defaults (seed section 5): 75 epochs, batch 32, Adam at 1e-4, teacher forcing 0.5. Added:
+gradient clipping, bf16 autocast on GPU, length bucketing, seeded and resumable runs (a checkpoint
+every epoch, ``last.pt``; a killed run started again continues from it identically), and model
+selection on a validation split (``best.pt``, lowest validation loss per target token).
+"""
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+import torch
+
+from qgen.checkpoint import load_checkpoint, save_checkpoint
+from qgen.data import Pair, bucketed_batches, sequential_batches
+from qgen.model import ModelConfig, Vocab, build_model, make_batch
+from qgen.model.seq2seq import QuestionGenerator
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    epochs: int = 75
+    batch_size: int = 32
+    learning_rate: float = 1e-4
+    teacher_forcing: float = 0.5
+    clip_norm: float = 5.0
+    seed: int = 1
+    device: str = "auto"  # auto = cuda when available
+    bf16: bool = True  # autocast on CUDA only
+    max_src_len: int = 200
+    max_tgt_len: int = 40
+    glove_path: str | None = None
+    max_seconds: float | None = None  # stop after the epoch that crosses this budget (resumable)
+
+
+@dataclass
+class EpochStats:
+    epoch: int
+    train_loss: float  # per target token
+    valid_loss: float
+    seconds: float
+    target_tokens_per_s: float
+
+
+@dataclass
+class TrainResult:
+    out_dir: str
+    epochs_run: int
+    best_epoch: int
+    best_valid_loss: float
+    history: list[EpochStats] = field(default_factory=list)
+    device: str = "cpu"
+    pretrained_vectors: str = "none"
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def build_vocabularies(pairs: Sequence[Pair]) -> tuple[Vocab, Vocab]:
+    """The paper's vocabularies: every token of the training sources and targets."""
+    return Vocab.build(p.src for p in pairs), Vocab.build(p.tgt for p in pairs)
+
+
+def train(train_pairs: Sequence[Pair], valid_pairs: Sequence[Pair], model_cfg: ModelConfig, cfg: TrainConfig,
+          out_dir: str | Path, log: Callable[[str], None] = print) -> TrainResult:
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    device = resolve_device(cfg.device)
+    torch.manual_seed(cfg.seed)
+    resume = out / "last.pt"
+    if resume.exists():
+        model, src_vocab, tgt_vocab, payload = load_checkpoint(resume, device)
+        if not _same_run(payload["train_config"], asdict(cfg)):
+            raise ValueError(f"{resume} was written with another configuration; use another --out or delete it")
+        optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate)
+        optimizer.load_state_dict(payload["optimizer"])
+        torch.set_rng_state(payload["torch_rng"])
+        start_epoch, history = int(payload["epoch"]), [EpochStats(**h) for h in payload["history"]]
+        vectors = payload.get("pretrained_vectors", "none")
+        log(f"resuming from {resume} after epoch {start_epoch}")
+    else:
+        src_vocab, tgt_vocab = build_vocabularies(train_pairs)
+        model = build_model(model_cfg.with_vocab(len(src_vocab), len(tgt_vocab))).to(device)
+        vectors = _load_pretrained(model, src_vocab, tgt_vocab, cfg.glove_path, log)
+        optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate)
+        start_epoch, history = 0, []
+    best = min(history, key=lambda h: h.valid_loss) if history else None
+    started = time.perf_counter()
+    for epoch in range(start_epoch + 1, cfg.epochs + 1):
+        stats = _run_epoch(model, optimizer, train_pairs, valid_pairs, src_vocab, tgt_vocab, cfg, epoch, device)
+        history.append(stats)
+        log(f"epoch {epoch}: train {stats.train_loss:.3f}  valid {stats.valid_loss:.3f}  "
+            f"{stats.seconds:.0f} s  {stats.target_tokens_per_s:.0f} target tok/s")
+        extra = {"epoch": epoch, "train_config": asdict(cfg), "history": [asdict(h) for h in history],
+                 "torch_rng": torch.get_rng_state(), "pretrained_vectors": vectors}
+        if best is None or stats.valid_loss < best.valid_loss:
+            best = stats
+            save_checkpoint(out / "best.pt", model, src_vocab, tgt_vocab, extra)
+        save_checkpoint(resume, model, src_vocab, tgt_vocab, extra, optimizer)
+        (out / "history.json").write_text(json.dumps([asdict(h) for h in history], indent=2))
+        if cfg.max_seconds is not None and time.perf_counter() - started > cfg.max_seconds:
+            log(f"stopping after epoch {epoch}: time budget of {cfg.max_seconds:.0f} s spent (resumable)")
+            break
+    assert best is not None, "no epoch was run"
+    return TrainResult(str(out), len(history), best.epoch, best.valid_loss, history, str(device), vectors)
+
+
+# What may change between a run and its resumption: the epoch budget, the time budget and the
+# device (a run started on CPU is finished on a GPU).
+RESUMABLE_CHANGES = ("epochs", "max_seconds", "device")
+
+
+def _same_run(saved: dict, current: dict) -> bool:
+    strip = lambda d: {k: v for k, v in d.items() if k not in RESUMABLE_CHANGES}  # noqa: E731
+    return strip(saved) == strip(current)
+
+
+def _run_epoch(model: QuestionGenerator, optimizer: torch.optim.Optimizer, train_pairs: Sequence[Pair],
+               valid_pairs: Sequence[Pair], src_vocab: Vocab, tgt_vocab: Vocab, cfg: TrainConfig, epoch: int,
+               device: torch.device) -> EpochStats:
+    # Per-epoch seeds make the batch order and teacher-forcing draws the same after a resume.
+    rng = random.Random(cfg.seed * 1_000_003 + epoch)
+    forcing = torch.Generator(device=device).manual_seed(cfg.seed * 7919 + epoch)
+    autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=cfg.bf16 and device.type == "cuda")
+    model.train()
+    started = time.perf_counter()
+    total, tokens = 0.0, 0
+    for pairs in bucketed_batches(train_pairs, cfg.batch_size, rng):
+        batch = _batch(pairs, src_vocab, tgt_vocab, model.cfg.copy, cfg).to(device)
+        with autocast:
+            loss, count = model(batch, teacher_forcing=cfg.teacher_forcing, generator=forcing)
+        optimizer.zero_grad(set_to_none=True)
+        (loss / count).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm)
+        optimizer.step()
+        total, tokens = total + float(loss.detach()), tokens + count
+    seconds = time.perf_counter() - started
+    return EpochStats(epoch, total / max(tokens, 1), evaluate_loss(model, valid_pairs, src_vocab, tgt_vocab, cfg, device),
+                      seconds, tokens / seconds)
+
+
+@torch.no_grad()
+def evaluate_loss(model: QuestionGenerator, pairs: Sequence[Pair], src_vocab: Vocab, tgt_vocab: Vocab,
+                  cfg: TrainConfig, device: torch.device) -> float:
+    """Teacher-forced NLL per target token (nan for an empty set)."""
+    if not pairs:
+        return math.nan
+    model.eval()
+    total, tokens = 0.0, 0
+    for chunk in sequential_batches(pairs, 64):
+        loss, count = model(_batch(chunk, src_vocab, tgt_vocab, model.cfg.copy, cfg).to(device))
+        total, tokens = total + float(loss.detach()), tokens + count
+    return total / max(tokens, 1)
+
+
+def _batch(pairs: Sequence[Pair], src_vocab: Vocab, tgt_vocab: Vocab, copy: str, cfg: TrainConfig):
+    return make_batch([p.src for p in pairs], [p.tgt[: cfg.max_tgt_len] for p in pairs], src_vocab, tgt_vocab, copy,
+                      cfg.max_src_len)
+
+
+def _load_pretrained(model: QuestionGenerator, src_vocab: Vocab, tgt_vocab: Vocab, path: str | None,
+                     log: Callable[[str], None]) -> str:
+    if not path:
+        return "none (random initialisation: no GloVe file given)"
+    from qgen.glove import load_vectors
+
+    found_src = load_vectors(path, src_vocab, model.encoder.embedding)
+    found_tgt = load_vectors(path, tgt_vocab, model.decoder.embedding)
+    log(f"pretrained vectors from {path}: {found_src}/{len(src_vocab)} source, {found_tgt}/{len(tgt_vocab)} target words")
+    return f"{Path(path).name} ({found_src} source, {found_tgt} target words)"
