@@ -36,7 +36,7 @@ class TrainConfig:
     max_src_len: int = 200
     max_tgt_len: int = 40
     glove_path: str | None = None
-    max_seconds: float | None = None  # stop after the epoch that crosses this budget (resumable)
+    max_seconds: float | None = None  # no new epoch once this budget is spent (0: evaluate a resumed run)
 
 
 @dataclass
@@ -96,6 +96,9 @@ def train(train_pairs: Sequence[Pair], valid_pairs: Sequence[Pair], model_cfg: M
     best = min(history, key=lambda h: h.valid_loss) if history else None
     started = time.perf_counter()
     for epoch in range(start_epoch + 1, cfg.epochs + 1):
+        if cfg.max_seconds is not None and history and time.perf_counter() - started >= cfg.max_seconds:
+            log(f"stopping before epoch {epoch}: time budget of {cfg.max_seconds:.0f} s spent (resumable)")
+            break
         stats = _run_epoch(model, optimizer, train_pairs, valid_pairs, src_vocab, tgt_vocab, cfg, epoch, device)
         history.append(stats)
         log(f"epoch {epoch}: train {stats.train_loss:.3f}  valid {stats.valid_loss:.3f}  "
@@ -107,9 +110,6 @@ def train(train_pairs: Sequence[Pair], valid_pairs: Sequence[Pair], model_cfg: M
             save_checkpoint(out / "best.pt", model, src_vocab, tgt_vocab, extra)
         save_checkpoint(resume, model, src_vocab, tgt_vocab, extra, optimizer)
         (out / "history.json").write_text(json.dumps([asdict(h) for h in history], indent=2))
-        if cfg.max_seconds is not None and time.perf_counter() - started > cfg.max_seconds:
-            log(f"stopping after epoch {epoch}: time budget of {cfg.max_seconds:.0f} s spent (resumable)")
-            break
     assert best is not None, "no epoch was run"
     return TrainResult(str(out), len(history), best.epoch, best.valid_loss, history, str(device), vectors)
 

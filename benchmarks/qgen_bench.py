@@ -1,0 +1,60 @@
+"""Train and evaluate the seed paper's Table 1 models; write benchmarks/results/<dataset>/.
+
+    python benchmarks/qgen_bench.py --dataset webqsp [--models scratchpad,coverage,...] [--epochs 75]
+        [--max-seconds S] [--glove PATH] [--threads N] [--data-dir DIR]
+
+A run is resumable: started again with the same options it continues from the last epoch's
+checkpoint (out/benchmarks/<dataset>/<model>/last.pt), on CPU or GPU. Prints each epoch and the
+metrics, and (re)writes the dataset's README table from every metrics.json present.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+import torch  # noqa: E402
+
+from qgen.benchmark import run_variant  # noqa: E402
+from qgen.model import VARIANTS  # noqa: E402
+from qgen.results_table import write_results_readme  # noqa: E402
+from qgen.train import TrainConfig  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dataset", default="webqsp", choices=["webqsp", "wikisql"])
+    parser.add_argument("--models", default=",".join(VARIANTS), help=f"comma-separated, of {', '.join(VARIANTS)}")
+    parser.add_argument("--epochs", type=int, default=75)
+    parser.add_argument("--max-seconds", type=float, default=None, help="time budget per model (resumable)")
+    parser.add_argument("--glove", default=None, help="GloVe-format vectors (300d) for the rows that use them")
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    parser.add_argument("--data-dir", default=None, help="datasets root (default $QGEN_DATASETS or ../shared/datasets)")
+    parser.add_argument("--work-dir", default=str(REPO / "out" / "benchmarks"))
+    parser.add_argument("--results", default=str(REPO / "benchmarks" / "results"))
+    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    prep = Path(args.work_dir) / "prep" / args.dataset
+    if not (prep / "counts.json").exists():
+        from qgen.preprocess import preprocess_dataset
+
+        print(preprocess_dataset(args.dataset, prep, data_dir=args.data_dir).summary(), flush=True)
+    cfg = TrainConfig(epochs=args.epochs, max_seconds=args.max_seconds, glove_path=args.glove)
+    for name in args.models.split(","):
+        print(f"== {args.dataset} / {name}", flush=True)
+        metrics = run_variant(args.dataset, name, prep, args.work_dir, args.results, cfg,
+                              data_dir=Path(args.data_dir) if args.data_dir else None,
+                              log=lambda line: print(line, flush=True))
+        full = metrics["full"]
+        print(f"{name}: corpus BLEU {full['bleu_corpus']:.2f}  sentence BLEU {full['bleu_sentence_mean']:.2f}  "
+              f"METEOR {full.get('meteor_corpus')}  ROUGE-L {full['rouge_l_corpus']:.2f}  "
+              f"OverCopy {full['overcopy']:.2f}  ({metrics['epochs_run']} epochs, {metrics['device']})", flush=True)
+    print(f"wrote {write_results_readme(Path(args.results) / args.dataset, args.dataset)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,128 @@
+"""The results tables: train and evaluate the rows of the seed paper's Table 1 on one dataset.
+
+Per dataset and model: ``<results>/<dataset>/<model>/`` with predictions.txt, references.txt,
+ids.txt and metrics.json (every metric, the configuration, the split, the commit, the epochs
+actually run, wall time, device). Checkpoints go to ``<work>/<dataset>/<model>/`` (never committed).
+
+Splits. WebQSP: train = WebQSP train minus a 10% validation hold-out of questions (all parses of a
+question on one side); test = the first parse of every test question (1,639). WikiSQL (the protocol
+of shared/datasets/README.md, the train split being absent): train = official test minus a
+table-disjoint 10% validation part; test = official dev.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Callable, Sequence
+
+import torch
+
+from qgen.data import Pair, holdout, read_pairs, sequential_batches
+from qgen.decode import beam_search, greedy
+from qgen.model import VARIANTS, Variant, make_batch
+from qgen.train import TrainConfig, TrainResult, train
+from qgen.version import code_version
+
+PAPER_SPLITS = {
+    "webqsp": "train: WebQSP train (all parses) minus 10% of questions held out for validation; "
+              "test: WebQSP test, first parse of each of the 1,639 questions",
+    "wikisql": "train: official WikiSQL test minus a table-disjoint 10% for validation; test: official dev "
+               "(the paper trained on the 56,355-question train split, absent here)",
+}
+
+
+def dataset_pairs(dataset: str, prep_dir: Path, entity_replacement: bool,
+                  data_dir: Path | None = None) -> tuple[list[Pair], list[Pair], list[Pair]]:
+    """(train, valid, test) pairs of a preprocessed dataset (``qgen preprocess DATASET --out prep_dir``)."""
+    if dataset == "webqsp":
+        train_all = read_pairs(prep_dir / "train.parquet", entity_replacement)
+        train_part, valid_part = holdout(train_all, 0.1, seed=1)
+        return train_part, valid_part, first_per_group(read_pairs(prep_dir / "test.parquet", entity_replacement))
+    if dataset == "wikisql":
+        from qgen.datasets.registry import load_dataset
+        from qgen.datasets.wikisql import table_disjoint_split
+
+        official_test = read_pairs(prep_dir / "test.parquet", entity_replacement)
+        _, valid_raw = table_disjoint_split(list(load_dataset("wikisql", data_dir, "test")), fraction=0.1, seed=1)
+        valid_ids = {r.id for r in valid_raw}
+        train_part = [p for p in official_test if p.id not in valid_ids]
+        valid_part = [p for p in official_test if p.id in valid_ids]
+        return train_part, valid_part, read_pairs(prep_dir / "dev.parquet", entity_replacement)
+    raise ValueError(f"no benchmark protocol for dataset {dataset!r} (webqsp, wikisql)")
+
+
+def first_per_group(pairs: Sequence[Pair]) -> list[Pair]:
+    seen: dict[str, Pair] = {}
+    for pair in pairs:
+        seen.setdefault(pair.group, pair)
+    return list(seen.values())
+
+
+def run_variant(dataset: str, variant: Variant | str, prep_dir: str | Path, work_dir: str | Path,
+                results_dir: str | Path, train_cfg: TrainConfig, data_dir: Path | None = None,
+                eval_beam: int | None = None, log: Callable[[str], None] = print) -> dict:
+    """Train (resuming if a checkpoint is there) and evaluate one model; returns its metrics."""
+    variant = VARIANTS[variant] if isinstance(variant, str) else variant
+    train_pairs, valid_pairs, test_pairs = dataset_pairs(dataset, Path(prep_dir), variant.entity_replacement, data_dir)
+    glove = train_cfg.glove_path if variant.pretrained_vectors else None
+    cfg = TrainConfig(**{**asdict(train_cfg), "glove_path": glove})
+    started = time.perf_counter()
+    result = train(train_pairs, valid_pairs, variant.model, cfg, Path(work_dir) / dataset / variant.name, log)
+    train_seconds = time.perf_counter() - started
+    metrics = evaluate_checkpoint(Path(result.out_dir) / "best.pt", test_pairs, eval_beam or variant.beam,
+                                  Path(results_dir) / dataset / variant.name)
+    metrics.update({
+        "dataset": dataset, "model": variant.name, "split": PAPER_SPLITS[dataset],
+        "sizes": {"train": len(train_pairs), "valid": len(valid_pairs), "test": len(test_pairs)},
+        "variant": {"entity_replacement": variant.entity_replacement, "beam": eval_beam or variant.beam,
+                    "pretrained_vectors": result.pretrained_vectors, "model": variant.model.as_dict()},
+        "train_config": asdict(cfg), "epochs_run": result.epochs_run, "epochs_planned": cfg.epochs,
+        "best_epoch": result.best_epoch, "train_wall_s": round(train_seconds, 1), "device": result.device,
+        "history": [asdict(h) for h in result.history], "commit": code_version(),
+    })
+    out = Path(results_dir) / dataset / variant.name / "metrics.json"
+    out.write_text(json.dumps(metrics, indent=2) + "\n")
+    return metrics
+
+
+def evaluate_checkpoint(checkpoint: Path, pairs: Sequence[Pair], beam: int, out_dir: Path,
+                        batch_size: int = 64) -> dict:
+    """Decode ``pairs``, write predictions/references/ids and return every metric (full and no-OOV)."""
+    from qgen.checkpoint import load_checkpoint
+    from qgen.metrics import evaluate_corpus
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model, src_vocab, tgt_vocab, _ = load_checkpoint(checkpoint, device)
+    predictions: dict[str, list[str]] = {}
+    attentions: dict[str, torch.Tensor] = {}
+    started = time.perf_counter()
+    for chunk in sequential_batches(pairs, batch_size):
+        batch = make_batch([p.src for p in chunk], None, src_vocab, tgt_vocab, model.cfg.copy).to(device)
+        greedy_hyps = greedy(model, batch, keep_attention=True)
+        best = greedy_hyps if beam == 1 else [row[0] for row in beam_search(model, batch, beam=beam)]
+        for pair, hyp, g, oovs, length in zip(chunk, best, greedy_hyps, batch.oovs, batch.src_lengths.tolist()):
+            predictions[pair.id] = tgt_vocab.decode(hyp.ids, oovs)
+            steps = g.attns.get("read", [])
+            attentions[pair.id] = torch.stack(steps)[:, :length] if steps else torch.zeros(0, length)
+    decode_seconds = time.perf_counter() - started
+    out_dir.mkdir(parents=True, exist_ok=True)
+    ids = [p.id for p in pairs]
+    (out_dir / "predictions.txt").write_text("".join(" ".join(predictions[i]) + "\n" for i in ids))
+    (out_dir / "references.txt").write_text("".join(" ".join(p.tgt) + "\n" for p in pairs))
+    (out_dir / "ids.txt").write_text("".join(i + "\n" for i in ids))
+    # The paper's subset: "examples in the test set that do not contain out of vocabulary tokens":
+    # every source token in the source vocabulary and every reference token in the output one.
+    in_vocab = [p for p in pairs if all(t in src_vocab for t in p.src) and all(t in tgt_vocab for t in p.tgt)]
+    metrics = {"full": _metrics(pairs, predictions, attentions, evaluate_corpus),
+               "no_oov": _metrics(in_vocab, predictions, attentions, evaluate_corpus),
+               "decode_wall_s": round(decode_seconds, 1), "decode_device": str(device), "checkpoint": str(checkpoint)}
+    return metrics
+
+
+def _metrics(pairs: Sequence[Pair], predictions: dict, attentions: dict, evaluate_corpus: Callable) -> dict:
+    if not pairs:
+        return {"n": 0}
+    return evaluate_corpus([predictions[p.id] for p in pairs], [p.tgt for p in pairs],
+                           attentions=[attentions[p.id].numpy() for p in pairs])

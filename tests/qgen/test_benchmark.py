@@ -1,0 +1,37 @@
+"""The results-table path end to end on the bundled WebQSP-format fixture, with a tiny model."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from qgen.benchmark import run_variant
+from qgen.model import ModelConfig, Variant
+from qgen.preprocess import preprocess_dataset
+from qgen.results_table import write_results_readme
+from qgen.train import TrainConfig
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "datasets"
+
+
+def test_train_evaluate_and_table(tmp_path: Path) -> None:
+    prep = tmp_path / "prep"
+    preprocess_dataset("webqsp", prep, data_dir=FIXTURES, workers=1)
+    variant = Variant("scratchpad", ModelConfig(embedding_dim=8, hidden_size=16, num_layers=1, copy="intersection",
+                                                coverage_dim=4, memory="scratchpad"), True, False, 2)
+    metrics = run_variant("webqsp", variant, prep, tmp_path / "work", tmp_path / "results",
+                          TrainConfig(epochs=2, batch_size=4, learning_rate=1e-2), log=lambda _: None)
+    out = tmp_path / "results" / "webqsp" / "scratchpad"
+    ids = (out / "ids.txt").read_text().splitlines()
+    assert len(ids) == len((out / "predictions.txt").read_text().splitlines()) == metrics["sizes"]["test"]
+    assert len((out / "references.txt").read_text().splitlines()) == len(ids)
+    saved = json.loads((out / "metrics.json").read_text())
+    assert saved["epochs_run"] == 2 and saved["variant"]["beam"] == 2 and saved["commit"]
+    for key in ("bleu_corpus", "bleu_sentence_mean", "rouge_l_corpus", "overcopy", "attention_entropy"):
+        assert isinstance(saved["full"][key], float), key
+    assert (tmp_path / "work" / "webqsp" / "scratchpad" / "best.pt").exists()
+    table = write_results_readme(tmp_path / "results" / "webqsp", "webqsp").read_text()
+    assert "| scratchpad | ours | 2/2 |" in table and "| scratchpad | paper | 75 | 15.29" in table
+    # a finished run asked again with a zero time budget only re-evaluates
+    again = run_variant("webqsp", variant, prep, tmp_path / "work", tmp_path / "results",
+                        TrainConfig(epochs=5, batch_size=4, learning_rate=1e-2, max_seconds=0), log=lambda _: None)
+    assert again["epochs_run"] == 2 and again["epochs_planned"] == 5
