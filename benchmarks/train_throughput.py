@@ -1,0 +1,113 @@
+"""Training and decoding throughput of every Table 1 model at the paper's size, on this machine.
+
+    python benchmarks/train_throughput.py [--steps 8] [--threads N] [--checkpoint best.pt]
+
+Per model: seconds per training step (batch 32, teacher forcing 0.5, length-bucketed WebQSP train
+batches), target tokens per second and the implied seconds per WebQSP epoch. Then the time to
+decode the 1,639 WebQSP test questions with beam 4 (with a trained checkpoint when given: an
+untrained model rarely stops early, so its decoding time is an upper bound). Prints the figures and
+writes benchmarks/results/throughput-<device>.json.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import random
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+import torch  # noqa: E402
+
+from qgen.benchmark import dataset_pairs  # noqa: E402
+from qgen.data import bucketed_batches, sequential_batches  # noqa: E402
+from qgen.decode import beam_search  # noqa: E402
+from qgen.model import VARIANTS, build_model, make_batch  # noqa: E402
+from qgen.train import build_vocabularies, resolve_device  # noqa: E402
+from qgen.version import code_version  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--steps", type=int, default=8, help="timed training steps per model (after 2 warm-up)")
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--checkpoint", default=None, help="a trained checkpoint for the decoding figure")
+    parser.add_argument("--prep", default=str(REPO / "out" / "benchmarks" / "prep" / "webqsp"))
+    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    device = resolve_device(args.device)
+    prep = Path(args.prep)
+    if not (prep / "train.parquet").exists():
+        from qgen.preprocess import preprocess_dataset
+
+        preprocess_dataset("webqsp", prep)
+    results: dict = {"command": "python benchmarks/train_throughput.py " + " ".join(sys.argv[1:]),
+                     "commit": code_version(), "device": str(device), "threads": torch.get_num_threads(),
+                     "machine": platform.machine(), "models": {}}
+    for name, variant in VARIANTS.items():
+        train_pairs, _, test_pairs = dataset_pairs("webqsp", prep, variant.entity_replacement)
+        src_vocab, tgt_vocab = build_vocabularies(train_pairs)
+        model = build_model(variant.model.with_vocab(len(src_vocab), len(tgt_vocab))).to(device)
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+        batches = list(bucketed_batches(train_pairs, 32, random.Random(0)))
+        autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda")
+        seconds, tokens = 0.0, 0
+        for i, pairs in enumerate(batches[: args.steps + 2]):
+            batch = make_batch([p.src for p in pairs], [p.tgt for p in pairs], src_vocab, tgt_vocab,
+                               variant.model.copy).to(device)
+            _sync(device)
+            started = time.perf_counter()
+            with autocast:
+                loss, count = model(batch, teacher_forcing=0.5)
+            optimizer.zero_grad()
+            (loss / count).backward()
+            optimizer.step()
+            _sync(device)
+            if i >= 2:  # warm-up steps are not timed
+                seconds, tokens = seconds + time.perf_counter() - started, tokens + count
+        per_step = seconds / args.steps
+        figures = {"s_per_step": round(per_step, 3), "target_tokens_per_s": round(tokens / seconds),
+                   "s_per_epoch": round(per_step * len(batches), 1), "steps_per_epoch": len(batches)}
+        results["models"][name] = figures
+        print(f"{name:15s} {figures}", flush=True)
+    results["decode"] = decode_timing(args.checkpoint, prep, device)
+    print("decode:", results["decode"])
+    out = REPO / "benchmarks" / "results" / f"throughput-{device.type}.json"
+    out.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"wrote {out}")
+
+
+def decode_timing(checkpoint: str | None, prep: Path, device: torch.device) -> dict:
+    """Beam-4 decoding of the WebQSP test questions (Copy + Scratchpad)."""
+    _, _, test_pairs = dataset_pairs("webqsp", prep, True)
+    if checkpoint:
+        from qgen.checkpoint import load_checkpoint
+
+        model, src_vocab, tgt_vocab, _ = load_checkpoint(checkpoint, device)
+    else:
+        train_pairs = dataset_pairs("webqsp", prep, True)[0]
+        src_vocab, tgt_vocab = build_vocabularies(train_pairs)
+        model = build_model(VARIANTS["scratchpad"].model.with_vocab(len(src_vocab), len(tgt_vocab))).to(device).eval()
+    started = time.perf_counter()
+    for pairs in sequential_batches(test_pairs, 64):
+        batch = make_batch([p.src for p in pairs], None, src_vocab, tgt_vocab, model.cfg.copy).to(device)
+        beam_search(model, batch, beam=4)
+    _sync(device)
+    seconds = time.perf_counter() - started
+    return {"questions": len(test_pairs), "beam": 4, "seconds": round(seconds, 1),
+            "questions_per_s": round(len(test_pairs) / seconds, 1), "trained_checkpoint": bool(checkpoint)}
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+if __name__ == "__main__":
+    main()
