@@ -18,9 +18,8 @@ sys.path.insert(0, str(REPO))
 
 import torch  # noqa: E402
 
-from qgen.benchmark import run_variant  # noqa: E402
+from qgen.benchmark import run_benchmark  # noqa: E402
 from qgen.model import VARIANTS  # noqa: E402
-from qgen.results_table import write_results_readme  # noqa: E402
 from qgen.train import TrainConfig  # noqa: E402
 
 
@@ -38,22 +37,10 @@ def main() -> None:
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    prep = Path(args.work_dir) / "prep" / args.dataset
-    if not (prep / "counts.json").exists():
-        from qgen.preprocess import preprocess_dataset
-
-        print(preprocess_dataset(args.dataset, prep, data_dir=args.data_dir).summary(), flush=True)
     cfg = TrainConfig(epochs=args.epochs, max_seconds=args.max_seconds, glove_path=args.glove)
-    for name in args.models.split(","):
-        print(f"== {args.dataset} / {name}", flush=True)
-        metrics = run_variant(args.dataset, name, prep, args.work_dir, args.results, cfg,
-                              data_dir=Path(args.data_dir) if args.data_dir else None,
-                              log=lambda line: print(line, flush=True))
-        full = metrics["full"]
-        print(f"{name}: corpus BLEU {full['bleu_corpus']:.2f}  sentence BLEU {full['bleu_sentence_mean']:.2f}  "
-              f"METEOR {full.get('meteor_corpus')}  ROUGE-L {full['rouge_l_corpus']:.2f}  "
-              f"OverCopy {full['overcopy']:.2f}  ({metrics['epochs_run']} epochs, {metrics['device']})", flush=True)
-    print(f"wrote {write_results_readme(Path(args.results) / args.dataset, args.dataset)}")
+    readme = run_benchmark(args.dataset, args.models.split(","), cfg, args.work_dir, args.results, args.data_dir,
+                           log=lambda line: print(line, flush=True))
+    print(f"wrote {readme}")
 
 
 if __name__ == "__main__":

@@ -126,3 +126,27 @@ def _metrics(pairs: Sequence[Pair], predictions: dict, attentions: dict, evaluat
         return {"n": 0}
     return evaluate_corpus([predictions[p.id] for p in pairs], [p.tgt for p in pairs],
                            attentions=[attentions[p.id].numpy() for p in pairs])
+
+
+def run_benchmark(dataset: str, models: Sequence[str], train_cfg: TrainConfig, work_dir: str | Path,
+                  results_dir: str | Path, data_dir: str | Path | None = None,
+                  log: Callable[[str], None] = print) -> Path:
+    """Preprocess (once), train and evaluate each model, and rewrite the dataset's results README."""
+    from qgen.preprocess import preprocess_dataset
+    from qgen.results_table import write_results_readme
+
+    unknown = [m for m in models if m not in VARIANTS]
+    if unknown:
+        raise ValueError(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(VARIANTS)}")
+    prep = Path(work_dir) / "prep" / dataset
+    if not (prep / "counts.json").exists():
+        log(preprocess_dataset(dataset, prep, data_dir=data_dir).summary())
+    for name in models:
+        log(f"== {dataset} / {name}")
+        metrics = run_variant(dataset, name, prep, work_dir, results_dir, train_cfg,
+                              data_dir=Path(data_dir) if data_dir else None, log=log)
+        full = metrics["full"]
+        log(f"{name}: corpus BLEU {full['bleu_corpus']:.2f}  sentence BLEU {full['bleu_sentence_mean']:.2f}  "
+            f"METEOR {full.get('meteor_corpus')}  ROUGE-L {full['rouge_l_corpus']:.2f}  OverCopy {full['overcopy']:.2f}"
+            f"  ({metrics['epochs_run']} epochs, {metrics['device']})")
+    return write_results_readme(Path(results_dir) / dataset, dataset)

@@ -88,6 +88,27 @@ def preprocess(
 
 
 @app.command()
+def benchmark(
+    dataset: str = typer.Argument("webqsp", help="webqsp or wikisql."),
+    models: str = typer.Option("seq2seq,seq2seq_priors,copynet,coverage,scratchpad", "--models",
+                               help="Comma-separated rows of the seed paper's Table 1."),
+    epochs: int = typer.Option(75, "--epochs", help="Epochs per model (the paper: 75)."),
+    max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="Time budget per model; resumable."),
+    glove: Optional[Path] = typer.Option(None, "--glove", help="GloVe-format 300d vectors, if you have them."),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Datasets root."),
+    work_dir: Path = typer.Option(Path("out/benchmarks"), "--work-dir", help="Checkpoints and preprocessed data."),
+    results: Path = typer.Option(Path("benchmarks/results"), "--results", help="Where the results files go."),
+) -> None:
+    """Train and evaluate the Table 1 models; write predictions, metrics.json and a results README."""
+    from qgen.benchmark import run_benchmark
+    from qgen.train import TrainConfig
+
+    cfg = TrainConfig(epochs=epochs, max_seconds=max_seconds, glove_path=str(glove) if glove else None)
+    readme = run_benchmark(dataset, models.split(","), cfg, work_dir, results, data_dir, log=typer.echo)
+    typer.echo(f"wrote {readme}")
+
+
+@app.command()
 def demo(out: Path = typer.Option(Path("qgen-out"), "--out", help="Output folder.")) -> None:
     """Run the main job on the bundled demo data (data/demo) and print where the Parquet went."""
     from qgen.demo import run_demo

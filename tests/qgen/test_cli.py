@@ -77,3 +77,8 @@ def test_console_script_turns_exceptions_into_one_line() -> None:
     assert proc.returncode == 1
     assert proc.stderr.strip().startswith("error: ValueError: unknown dataset 'no-such-dataset'")
     assert "Traceback" not in proc.stderr
+
+
+def test_benchmark_refuses_an_unknown_model(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["benchmark", "webqsp", "--models", "gpt", "--work-dir", str(tmp_path)])
+    assert result.exit_code != 0 and "unknown model(s) gpt" in str(result.exception)
