@@ -1,0 +1,260 @@
+"""The synthetic corpus on disk: sharded, resumable, every input accounted for (issue 4).
+
+Layout of ``out_dir``::
+
+    pairs/part-NNNNN.parquet     PAIR_SCHEMA rows (qgen.synth.schema)
+    rejects/part-NNNNN.parquet   REJECT_SCHEMA rows: id, stage, reason, input
+    manifest.json                settings, counts, one entry per finished shard (rows, sha256)
+    README.md                    the dataset card (qgen.synth.card)
+
+Sharding is by input position: shard ``k`` holds inputs ``k * shard_size`` to ``(k + 1) *
+shard_size - 1``, and both of its files are written (even when empty) in input order. A shard's
+files are written under ``.tmp/`` and renamed into ``pairs/`` and ``rejects/`` when complete; the
+manifest (also written to a temporary name and renamed) is updated after them. A shard counts as
+finished only when the manifest lists it, both files exist and their sha256 match the manifest;
+a run started again re-reads the input, skips finished shards by position (checking that their
+inputs hash as before) and redoes the rest, so a run killed at any moment ends, once restarted,
+with exactly the rows of an uninterrupted run. ``created_at`` is the run's timestamp, fixed in the
+manifest at the first start and reused on every resume. Batches never straddle shards, so a shard's
+rows do not depend on what ran before it. Resuming needs the same settings (model checksum, shard
+size, beam, batch size, thresholds, seed, device type: checked against the manifest); bitwise equal
+scores also need the same torch build and thread count (and, on a GPU, deterministic kernels).
+Renames protect against a killed process, not against power loss (no fsync).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+from dataclasses import replace
+from datetime import datetime, timezone
+from itertools import islice
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+import torch
+
+from qgen.checkpoint import file_checksum
+from qgen.datasets.records import RawExample
+from qgen.io.parquet import ParquetSink
+from qgen.synth.card import write_card
+from qgen.synth.filter import FilterThresholds, OverCopyFilter, Verdict, filter_statistics, merge_statistics
+from qgen.synth.generator import QuestionWriter
+from qgen.synth.schema import PAIR_SCHEMA, REJECT_SCHEMA, SCHEMA_VERSION, PairRow, RejectRow, record_json
+from qgen.train import resolve_device
+from qgen.version import code_version
+
+FORMAT = "qgen-synth-corpus-1"
+
+
+class CorpusError(RuntimeError):
+    """The output directory cannot be (re)used for this run: other settings, other input, stray files."""
+
+
+def shard_name(index: int) -> str:
+    return f"part-{index:05d}.parquet"
+
+
+def synthesize(records: Iterable[RawExample], checkpoint: str | Path, out_dir: str | Path, shard_size: int = 1000,
+               beam: int = 4, thresholds: FilterThresholds | None = None, seed: int = 1, batch_size: int = 32,
+               alpha: float = 1.0, max_len: int = 40, max_src_len: int = 400, device: str = "auto",
+               tokenize_timeout_s: float | None = 10.0, labels: Callable[[str], str | None] | None = None,
+               sample_size: int = 10, log: Callable[[str], None] = print) -> dict[str, Any]:
+    """Generate, filter and write the corpus for ``records``; returns the final manifest.
+
+    Starting it again on the same ``out_dir`` with the same input and settings resumes (see the
+    module docstring); other settings raise ``CorpusError``.
+    """
+    if shard_size < 1:
+        raise ValueError(f"shard_size must be >= 1, got {shard_size}")
+    out = Path(out_dir)
+    thresholds = thresholds or FilterThresholds()
+    checksum = file_checksum(checkpoint)
+    settings = {"model_checksum": checksum, "shard_size": shard_size, "beam": beam, "alpha": alpha,
+                "max_len": max_len, "max_src_len": max_src_len, "batch_size": batch_size, "seed": seed,
+                "tokenize_timeout_s": tokenize_timeout_s, "device_type": resolve_device(device).type,
+                "thresholds": thresholds.as_dict(), "schema_version": SCHEMA_VERSION}
+    manifest = _open_manifest(out, settings)
+    created_at = datetime.fromisoformat(manifest["created_at"])
+    writer = QuestionWriter(checkpoint, beam=beam, alpha=alpha, max_len=max_len, batch_size=batch_size,
+                            max_src_len=max_src_len, device=device,
+                            tokenize_timeout_s=tokenize_timeout_s, labels=labels,
+                            ignore_tokens=thresholds.ignore_tokens, created_at=created_at)
+    manifest["model"] = {"path": str(checkpoint), "checksum": checksum, "model_id": writer.model_id,
+                         "copy": writer.copy_mode, "config": writer.model.cfg.as_dict()}
+    overcopy_filter = OverCopyFilter(thresholds)
+    done = {entry["index"]: entry for entry in manifest["shards"]}
+    seen_ids: dict[str, int] = {}
+    shards = 0
+    for index, items in enumerate(_shards(records, shard_size, seen_ids)):
+        shards += 1
+        digest = _input_digest(items)
+        entry = done.get(index)
+        if entry is not None and (entry["input_sha256"] != digest or entry["inputs"] != len(items)):
+            raise CorpusError(f"{out}: the input of shard {index} (positions {items[0][0]}-{items[-1][0]}) differs "
+                              "from the run that wrote it; use another out_dir for other input")
+        if entry is not None and _finished(out, entry):
+            continue
+        started = time.perf_counter()
+        torch.manual_seed(seed * 1_000_003 + index)  # per shard: a shard's rows never depend on the others
+        pairs, rejects, verdicts = _make_rows(items, writer, overcopy_filter)
+        entry = {"index": index, "first_position": items[0][0], "inputs": len(items), "input_sha256": digest,
+                 **_write_shard(out, index, pairs, rejects, manifest),
+                 "rejects_by_stage": _count_stages(rejects), "filter": filter_statistics(verdicts),
+                 "seconds": round(time.perf_counter() - started, 3)}
+        done[index] = entry
+        manifest["shards"] = [done[i] for i in sorted(done)]
+        _write_json(out / "manifest.json", manifest)  # last: the shard is finished from here on
+        log(f"shard {index}: {len(items)} inputs -> {len(pairs)} pairs + {len(rejects)} rejects")
+    return _finish(out, manifest, shards, seed, sample_size, log)
+
+
+def _shards(records: Iterable[RawExample], size: int, seen_ids: dict[str, int]
+            ) -> Iterator[list[tuple[int, RawExample, str | None]]]:
+    """Consecutive chunks of (position, record with a stable id, duplicate-id message or None)."""
+    iterator = iter(records)
+    position = 0
+    while chunk := list(islice(iterator, size)):
+        items = []
+        for record in chunk:
+            if not record.id:
+                record = replace(record, id=f"input-{position:09d}")
+            first = seen_ids.setdefault(record.id, position)
+            duplicate = f"duplicate id {record.id!r}: first at input position {first}" if first != position else None
+            items.append((position, record, duplicate))
+            position += 1
+        yield items
+
+
+def _input_digest(items: list[tuple[int, RawExample, str | None]]) -> str:
+    """sha256 of a shard's inputs, to check on resume that skipped positions hold the same input."""
+    digest = hashlib.sha256()
+    for position, record, _ in items:
+        digest.update(record_json(record, position).encode())
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
+def _make_rows(items: list[tuple[int, RawExample, str | None]], writer: QuestionWriter,
+               overcopy_filter: OverCopyFilter) -> tuple[list[PairRow], list[RejectRow], list[Verdict]]:
+    """Generate and filter one shard; rows in input order."""
+    fresh = [(position, record) for position, record, duplicate in items if duplicate is None]
+    results = iter(writer.write([r for _, r in fresh], [p for p, _ in fresh]))
+    pairs: list[PairRow] = []
+    rejects: list[RejectRow] = []
+    verdicts: list[Verdict] = []
+    for position, record, duplicate in items:
+        if duplicate is not None:
+            rejects.append(RejectRow(record.id, "input", duplicate, record_json(record, position)))
+            continue
+        result = next(results)
+        if isinstance(result, RejectRow):
+            rejects.append(result)
+            continue
+        verdict = overcopy_filter.judge_pair(result)
+        verdicts.append(verdict)
+        if verdict.keep:
+            pairs.append(result)
+        else:
+            rejects.append(RejectRow(result.id, "filter", verdict.reason or "", record_json(
+                record, position, question=result.question, score=result.score)))
+    return pairs, rejects, verdicts
+
+
+def _write_shard(out: Path, index: int, pairs: list[PairRow], rejects: list[RejectRow],
+                 manifest: dict[str, Any]) -> dict[str, Any]:
+    """Both files of a shard, each complete under .tmp/ before it is renamed into place."""
+    meta = {"schema_version": SCHEMA_VERSION, "shard": index, "created_at": manifest["created_at"],
+            "model": manifest["model"]["model_id"], "settings": manifest["settings"]}
+    files = {}
+    for kind, rows, schema in (("pairs", pairs, PAIR_SCHEMA), ("rejects", rejects, REJECT_SCHEMA)):
+        staged = out / ".tmp" / kind / shard_name(index)
+        sink = ParquetSink(staged, schema, {**meta, "kind": kind})
+        try:
+            sink.write_all(row.as_dict() for row in rows)
+        except BaseException:
+            sink.abort()
+            raise
+        sink.close()
+        final = out / kind / shard_name(index)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(staged, final)
+        files[kind] = {"path": f"{kind}/{final.name}", "rows": len(rows), "sha256": file_checksum(final)}
+    return files
+
+
+def _finished(out: Path, entry: dict[str, Any]) -> bool:
+    """Both files exist and hash as the manifest says (a truncated or half-written file does not)."""
+    for kind in ("pairs", "rejects"):
+        path = out / entry[kind]["path"]
+        if not path.is_file() or file_checksum(path) != entry[kind]["sha256"]:
+            return False
+    return True
+
+
+def _count_stages(rejects: list[RejectRow]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for row in rejects:
+        counts[row.stage] = counts.get(row.stage, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def _open_manifest(out: Path, settings: dict[str, Any]) -> dict[str, Any]:
+    """The manifest of a run to resume (same settings), or a new one written before any shard."""
+    path = out / "manifest.json"
+    if path.exists():
+        manifest = json.loads(path.read_text())
+        if manifest.get("format") != FORMAT:
+            raise CorpusError(f"{path} is not a qgen synthetic-corpus manifest")
+        if manifest["settings"] != settings:
+            changed = sorted(k for k in settings.keys() | manifest["settings"].keys()
+                             if settings.get(k) != manifest["settings"].get(k))
+            raise CorpusError(f"{out} was written with other settings ({', '.join(changed)}); "
+                              "use another out_dir or the same settings to resume")
+    else:
+        if any((out / kind).exists() and any((out / kind).iterdir()) for kind in ("pairs", "rejects")):
+            raise CorpusError(f"{out} holds shards but no manifest.json: not a run this function can resume")
+        manifest = {"format": FORMAT, "schema_version": SCHEMA_VERSION, "status": "running",
+                    "created_at": datetime.now(timezone.utc).isoformat(), "settings": settings, "shards": []}
+        out.mkdir(parents=True, exist_ok=True)
+        _write_json(path, manifest)
+    shutil.rmtree(out / ".tmp", ignore_errors=True)  # what a killed run left half-written
+    manifest["code_version"] = code_version()
+    return manifest
+
+
+def _finish(out: Path, manifest: dict[str, Any], shards: int, seed: int, sample_size: int,
+            log: Callable[[str], None]) -> dict[str, Any]:
+    """Totals, checks (pairs + rejects = inputs; no stray shard), the card, then the manifest."""
+    entries = manifest["shards"]
+    if [e["index"] for e in entries] != list(range(shards)):
+        raise CorpusError(f"{out}: the manifest lists shards {[e['index'] for e in entries]} but the input made "
+                          f"{shards}; the input changed since the first run")
+    for kind in ("pairs", "rejects"):
+        (out / kind).mkdir(parents=True, exist_ok=True)
+        stray = {p.name for p in (out / kind).iterdir()} - {Path(e[kind]["path"]).name for e in entries}
+        if stray:
+            raise CorpusError(f"{out / kind} holds files the manifest does not list ({', '.join(sorted(stray)[:5])}); "
+                              "remove them")
+    counts = {"inputs": sum(e["inputs"] for e in entries), "pairs": sum(e["pairs"]["rows"] for e in entries),
+              "rejects": sum(e["rejects"]["rows"] for e in entries), "rejects_by_stage": {}}
+    for entry in entries:
+        for stage, n in entry["rejects_by_stage"].items():
+            counts["rejects_by_stage"][stage] = counts["rejects_by_stage"].get(stage, 0) + n
+    if counts["inputs"] != counts["pairs"] + counts["rejects"]:  # cannot happen; guard the promise
+        raise CorpusError(f"lost inputs: {counts}")
+    manifest.update(counts=counts, filter=merge_statistics(e["filter"] for e in entries), status="complete")
+    shutil.rmtree(out / ".tmp", ignore_errors=True)
+    write_card(out, manifest, seed, sample_size)
+    _write_json(out / "manifest.json", manifest)
+    log(f"{out}: inputs {counts['inputs']} = pairs {counts['pairs']} + rejects {counts['rejects']}")
+    return manifest
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    """Write to a temporary name and rename: a reader sees the old manifest or the new one."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
+    os.replace(tmp, path)

@@ -1,0 +1,185 @@
+"""Questions for logical forms without one: a trained checkpoint, batched beam search.
+
+``QuestionWriter`` loads any model of the family (seed Table 1; the Copy + Scratchpad model is
+the intended one). Its copy mode comes from the checkpoint: only a model trained with
+``copy="extended"`` (See et al. 2017) can copy a token it never saw in training, such as the name
+of an unseen entity; an ``intersection`` model (the seed's V_c = V_i ∩ V_o) copies only words of
+its output vocabulary, and a ``none`` model copies nothing.
+
+Per input it returns a ``PairRow`` or a ``RejectRow`` (stage ``load``, ``tokenize``, ``timeout``,
+``unnamed_entity`` or ``generate``), in input order, never raising for a bad input.
+
+``copy_fraction``: after the search the chosen question is fed back through the decoder (teacher
+forcing) and, per token ``w``, the share of its probability that came from the copy distribution
+is ``(1 - p_gen) * sum_{i: x_i = w} beta_i / p(w)`` (seed Eq. 6-11). A token counts as copied when
+that share is at least one half (an extended-vocabulary token always is); ``copy_fraction`` is the
+copied tokens over the question's length (0 for a model without copy).
+"""
+from __future__ import annotations
+
+import signal
+import threading
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Collection, Iterator, Sequence
+
+import torch
+
+from parsers import tokenize_lf
+from qgen.checkpoint import file_checksum, load_checkpoint
+from qgen.datasets.records import RawExample
+from qgen.decode import Hypothesis, beam_search
+from qgen.model import Batch, make_batch
+from qgen.model.vocab import BOS_ID, EOS_ID, PAD_ID
+from qgen.synth.filter import DEFAULT_IGNORED_TOKENS, overcopy_score
+from qgen.synth.schema import PairRow, RejectRow, record_json
+from qgen.train import resolve_device
+
+Result = PairRow | RejectRow
+
+
+class TokenizeTimeout(Exception):
+    """Tokenizing (and validating) one logical form took longer than the time limit."""
+
+
+@contextmanager
+def time_limit(seconds: float | None) -> Iterator[None]:
+    """Raise ``TokenizeTimeout`` after ``seconds`` (SIGALRM: main thread on POSIX only, else no limit)."""
+    usable = seconds and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if not usable:
+        yield
+        return
+
+    def _expire(signum: int, frame: object) -> None:
+        raise TokenizeTimeout(f"tokenizing took longer than {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, _expire)
+    signal.setitimer(signal.ITIMER_REAL, float(seconds))  # type: ignore[arg-type]
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+class QuestionWriter:
+    """A checkpoint loaded once; ``write(records)`` -> one ``PairRow`` or ``RejectRow`` per record."""
+
+    def __init__(self, checkpoint: str | Path, beam: int = 4, alpha: float = 1.0, max_len: int = 40,
+                 batch_size: int = 32, max_src_len: int = 400, device: str | torch.device = "auto",
+                 tokenize_timeout_s: float | None = 10.0, labels: Callable[[str], str | None] | None = None,
+                 ignore_tokens: Collection[str] = DEFAULT_IGNORED_TOKENS,
+                 created_at: datetime | None = None) -> None:
+        if beam < 1 or batch_size < 1 or max_len < 1:
+            raise ValueError("beam, batch_size and max_len must be >= 1")
+        self.device = resolve_device(device) if isinstance(device, str) else device
+        self.model, self.src_vocab, self.tgt_vocab, _ = load_checkpoint(checkpoint, self.device)
+        self.model_id = "sha256:" + file_checksum(checkpoint)
+        self.copy_mode = self.model.cfg.copy
+        self.beam, self.alpha, self.max_len = beam, alpha, max_len
+        self.batch_size, self.max_src_len = batch_size, max_src_len
+        self.tokenize_timeout_s, self.labels = tokenize_timeout_s, labels
+        self.ignore_tokens = tuple(ignore_tokens)
+        self.created_at = created_at or datetime.now(timezone.utc)
+
+    def write(self, records: Sequence[RawExample], positions: Sequence[int] | None = None) -> list[Result]:
+        """One result per record, in order; ``positions`` (input positions) go into reject rows."""
+        positions = list(positions) if positions is not None else list(range(len(records)))
+        results: list[Result | None] = [None] * len(records)
+        ready: list[tuple[int, list[str]]] = []  # (index into records, LF tokens)
+        for index, record in enumerate(records):
+            tokens_or_reject = self._tokenize(record, positions[index])
+            if isinstance(tokens_or_reject, RejectRow):
+                results[index] = tokens_or_reject
+            else:
+                ready.append((index, tokens_or_reject))
+        ready.sort(key=lambda item: (len(item[1]), item[0]))  # length-sorted batches pad little
+        for start in range(0, len(ready), self.batch_size):
+            chunk = ready[start : start + self.batch_size]
+            for (index, tokens), result in zip(chunk, self._generate(chunk, records, positions)):
+                results[index] = result
+        assert all(r is not None for r in results)
+        return results  # type: ignore[return-value]
+
+    def _tokenize(self, record: RawExample, position: int) -> list[str] | RejectRow:
+        def reject(stage: str, reason: str) -> RejectRow:
+            return RejectRow(record.id, stage, " ".join(reason.split()), record_json(record, position))
+
+        if record.load_error:
+            return reject("load", record.load_error)
+        try:
+            with time_limit(self.tokenize_timeout_s):
+                parsed = tokenize_lf(record.logical_form, record.lf_type, names=record.names, labels=self.labels)
+        except TokenizeTimeout as err:
+            return reject("timeout", f"TokenizeTimeout: {err}")
+        except Exception as err:  # a bad LF (LogicalFormError), an unknown type, a parser bug: never a crash
+            text = str(err) if str(err).startswith(type(err).__name__) else f"{type(err).__name__}: {err}"
+            return reject("tokenize", text)
+        unnamed = [e for e in parsed.entities if e.name_source == "placeholder"]
+        if unnamed:
+            listed = ", ".join(f"{e.surface} ({e.name})" for e in unnamed)
+            return reject("unnamed_entity", f"no name for {len(unnamed)} entity(ies): {listed}")
+        if len(parsed.tokens) > self.max_src_len:
+            return reject("tokenize", f"InputTooLong: {len(parsed.tokens)} tokens, "
+                                      f"more than max_src_len {self.max_src_len}")
+        return parsed.tokens
+
+    def _generate(self, chunk: list[tuple[int, list[str]]], records: Sequence[RawExample],
+                  positions: Sequence[int]) -> list[Result]:
+        sources = [tokens for _, tokens in chunk]
+        try:
+            batch = make_batch(sources, None, self.src_vocab, self.tgt_vocab, self.copy_mode, self.max_src_len)
+            batch = batch.to(self.device)
+            hyps = [best[0] for best in beam_search(self.model, batch, self.beam, self.max_len, self.alpha)]
+            no_copy = [[0.0] * len(h.ids) for h in hyps]
+            shares = copy_shares(self.model, batch, hyps) if self.copy_mode != "none" else no_copy
+        except Exception as err:  # e.g. out of memory: the batch's inputs become rejects, the run goes on
+            reason = f"{type(err).__name__}: {err}"
+            return [RejectRow(records[i].id, "generate", " ".join(reason.split()), record_json(records[i], positions[i]))
+                    for i, _ in chunk]
+        out: list[Result] = []
+        for (index, tokens), hyp, oovs, share in zip(chunk, hyps, batch.oovs, shares):
+            record = records[index]
+            question = self.tgt_vocab.decode(hyp.ids, oovs)
+            problem = None
+            if len(hyp.ids) >= self.max_len:
+                problem = f"unfinished: no end of question within max_len {self.max_len} tokens"
+            elif not question:
+                problem = "empty question"
+            if problem:
+                out.append(RejectRow(record.id, "generate", problem,
+                                     record_json(record, positions[index], question=" ".join(question))))
+                continue
+            copied = sum(1 for s in share if s >= 0.5)
+            out.append(PairRow(
+                id=record.id, lf_type=record.lf_type, logical_form=record.logical_form, lf_tokens=list(tokens),
+                question=" ".join(question), score=float(hyp.score),
+                overcopy=overcopy_score(question, tokens, self.ignore_tokens),
+                copy_fraction=copied / len(question), answers=[str(a) for a in record.answers],
+                source=record.source, model_id=self.model_id, created_at=self.created_at))
+        return out
+
+
+@torch.inference_mode()
+def copy_shares(model: torch.nn.Module, batch: Batch, hyps: Sequence[Hypothesis]) -> list[list[float]]:
+    """Per hypothesis and token: the share of its probability that the copy distribution gave
+    (``(1 - p_gen) * sum_{i: x_i = w} beta_i / p(w)``, Eq. 6-11), by teacher-forcing the chosen ids."""
+    steps = max((len(h.ids) for h in hyps), default=0)
+    device = batch.src.device
+    ids = torch.full((len(hyps), max(steps, 1)), PAD_ID, dtype=torch.long, device=device)  # (batch, steps)
+    for row, hyp in enumerate(hyps):
+        if hyp.ids:
+            ids[row, : len(hyp.ids)] = torch.tensor(hyp.ids, device=device)
+    state = model.start(batch)
+    prev = torch.full((len(hyps),), BOS_ID, dtype=torch.long, device=device)  # (batch,)
+    shares = torch.zeros(len(hyps), max(steps, 1), device=device)  # (batch, steps)
+    for t in range(steps):
+        log_probs, state, attns = model.step(prev, state)  # (batch, extended)
+        word = ids[:, t]  # (batch,)
+        hits = (batch.copy_ids == word.unsqueeze(1)).float()  # (batch, src_len)
+        p_copy = (1 - attns["p_gen"].float()) * (attns["copy"].float() * hits).sum(dim=1)  # (batch,)
+        p_word = log_probs.float().gather(1, word.clamp_max(log_probs.size(1) - 1).unsqueeze(1)).squeeze(1).exp()
+        shares[:, t] = (p_copy / p_word.clamp_min(1e-12)).clamp(0.0, 1.0)
+        prev = word.masked_fill(word == PAD_ID, EOS_ID)
+    return [shares[row, : len(h.ids)].tolist() for row, h in enumerate(hyps)]

@@ -1,0 +1,223 @@
+"""synthesize: every input accounted for, four readers agree, kill -9 and resume gives the same rows."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+import pytest
+import torch
+
+from parsers import tokenize_lf
+from parsers.tokens import nl_tokens
+from qgen.checkpoint import file_checksum
+from qgen.data import Pair
+from qgen.datasets.records import RawExample
+from qgen.model import ModelConfig
+from qgen.synth import CorpusError, synthesize
+from qgen.train import TrainConfig, train
+
+REPO = Path(__file__).resolve().parents[3]
+TRAIN_NAMES = ["bali", "paris", "new york", "porto", "las palmas", "seville", "nantes", "san jose", "krakow", "budapest"]
+RELATIONS = [("capital", "what is the capital of {} ?"), ("mayor", "who is the mayor of {} ?")]
+UNSEEN = ["oslo", "zagreb", "lima", "kuala lumpur", "rome", "quito", "bern"]
+RUN = dict(shard_size=20, beam=4, seed=7, batch_size=8, device="cpu")
+N_INPUTS = 200
+
+
+def sparql(i: int, relation: str) -> str:
+    return f"PREFIX ns: <http://rdf.freebase.com/ns/> SELECT ?x WHERE {{ ns:m.0{i:04d} ns:location.{relation} ?x }}"
+
+
+def toy_input(i: int) -> RawExample:
+    """Mostly good LFs (seen and unseen names), and at fixed positions each kind of bad input."""
+    relation = RELATIONS[i % 2][0]
+    name = "what" if i % 10 == 4 else (UNSEEN + TRAIN_NAMES)[i % 17]  # "what is the capital of what ?" over-copies
+    ident = "q10" if i == 150 else "" if i == 177 else f"q{i}"  # a duplicate id and a missing one
+    record = RawExample(ident, "test", "sparql", sparql(i, relation), None, "toy", "{}",
+                        names={f"m.0{i:04d}": name}, answers=[f"answer {i}"])
+    if i % 50 == 13:
+        return replace(record, logical_form="SELECT ?x WHERE { ?x ns:")
+    if i % 50 == 27:
+        return replace(record, names={})
+    if i % 50 == 41:
+        return replace(record, load_error="TimeoutError: the KB query timed out after 30 s")
+    return record
+
+
+def read_inputs(path: Path) -> list[RawExample]:
+    return [RawExample(**json.loads(line)) for line in path.read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A tiny Copy + Scratchpad (extended) checkpoint, the inputs as JSON Lines, one uninterrupted run."""
+    torch.set_num_threads(1)
+    root = tmp_path_factory.mktemp("synth")
+    pairs = [Pair(f"{n}-{r}", tokenize_lf(sparql(i, r), "sparql", names={f"m.0{i:04d}": n}).tokens,
+                  nl_tokens(q.format(n)), n) for i, n in enumerate(TRAIN_NAMES) for r, q in RELATIONS]
+    cfg = ModelConfig(embedding_dim=16, hidden_size=32, num_layers=1, dropout=0.0, copy="extended",
+                      coverage_dim=10, memory="scratchpad")
+    train(pairs, pairs[:4], cfg, TrainConfig(epochs=80, batch_size=20, learning_rate=1e-2, teacher_forcing=1.0,
+                                             seed=3), root / "model", log=lambda _: None)
+    inputs = root / "inputs.jsonl"
+    inputs.write_text("".join(json.dumps(asdict(toy_input(i))) + "\n" for i in range(N_INPUTS)))
+    synthesize(read_inputs(inputs), root / "model" / "best.pt", root / "straight", **RUN, log=lambda _: None)
+    return {"root": root, "checkpoint": root / "model" / "best.pt", "inputs": inputs, "straight": root / "straight"}
+
+
+def rows(corpus: Path, kind: str, keep_created_at: bool = False) -> pa.Table:
+    table = pq.read_table(corpus / kind)
+    if kind == "pairs" and not keep_created_at:
+        table = table.drop_columns(["created_at"])  # the run's timestamp: one per run
+    return table.sort_by([("id", "ascending"), ("reason", "ascending")] if kind == "rejects" else "id")
+
+
+def test_every_input_is_a_pair_or_a_reject_with_its_reason(setup: dict[str, Path]) -> None:
+    corpus = setup["straight"]
+    manifest = json.loads((corpus / "manifest.json").read_text())
+    pairs, rejects = rows(corpus, "pairs"), rows(corpus, "rejects")
+    counts = manifest["counts"]
+    assert counts["inputs"] == N_INPUTS == counts["pairs"] + counts["rejects"] == pairs.num_rows + rejects.num_rows
+    assert manifest["status"] == "complete" and len(manifest["shards"]) == N_INPUTS // RUN["shard_size"]
+    assert manifest["model"]["checksum"] == file_checksum(setup["checkpoint"]) and manifest["settings"]["seed"] == 7
+    assert len(set(pairs.column("id").to_pylist())) == pairs.num_rows  # ids unique
+    by_id = {r["id"]: r for r in rejects.to_pylist() if r["id"] != "q10"}
+    assert by_id["q13"]["stage"] == "tokenize" and by_id["q13"]["reason"].startswith("SparqlSyntaxError")
+    assert by_id["q27"]["stage"] == "unnamed_entity" and "<e0>" in by_id["q27"]["reason"]
+    assert by_id["q41"]["stage"] == "load" and "timed out" in by_id["q41"]["reason"]
+    assert by_id["q4"]["stage"] == "filter" and by_id["q4"]["reason"].startswith("overcopy: 1 excess copies")
+    assert json.loads(by_id["q4"]["input"])["question"] == "what is the capital of what ?"
+    duplicate = [r for r in rejects.to_pylist() if r["id"] == "q10" and r["stage"] == "input"]
+    assert len(duplicate) == 1 and "first at input position 10" in duplicate[0]["reason"]
+    assert "input-000000177" in set(pairs.column("id").to_pylist()) | set(by_id)
+    assert set(pq.read_table(corpus / "pairs").column("model_id").to_pylist()) == {manifest["model"]["model_id"]}
+    assert sum(manifest["counts"]["rejects_by_stage"].values()) == rejects.num_rows
+    card = (corpus / "README.md").read_text()
+    assert f"inputs {N_INPUTS} = pairs {pairs.num_rows} + rejects {rejects.num_rows}" in card
+    assert "| overcopy |" in card and "pd.read_parquet" in card and "## Sample of pairs" in card
+
+
+def _canonical(records: list[dict[str, Any]]) -> list[tuple]:
+    return sorted((r["id"], r["question"], r["score"], r["overcopy"], r["copy_fraction"], tuple(r["lf_tokens"]),
+                   tuple(r["answers"]), pd.Timestamp(r["created_at"]).tz_convert("UTC")) for r in records)
+
+
+def test_pandas_pyarrow_duckdb_and_polars_read_the_same_rows(setup: dict[str, Path]) -> None:
+    pairs_dir = setup["straight"] / "pairs"
+    frame = pd.read_parquet(pairs_dir)
+    by_pandas = _canonical([{**r, "lf_tokens": list(r["lf_tokens"]), "answers": list(r["answers"])}
+                            for r in frame.to_dict("records")])
+    by_pyarrow = _canonical(ds.dataset(pairs_dir, format="parquet").to_table().to_pylist())
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    result = con.execute(f"SELECT * FROM read_parquet('{pairs_dir}/*.parquet')")
+    names = [d[0] for d in result.description]
+    by_duckdb = _canonical([dict(zip(names, row)) for row in result.fetchall()])
+    by_polars = _canonical(pl.read_parquet(f"{pairs_dir}/*.parquet").to_dicts())
+    assert len(by_pandas) > 100 and by_pandas == by_pyarrow == by_duckdb == by_polars
+    created = json.loads((setup["straight"] / "manifest.json").read_text())["created_at"]
+    assert {row[-1] for row in by_pandas} == {pd.Timestamp(created)}
+    assert len(pd.read_parquet(setup["straight"] / "rejects")) == N_INPUTS - len(by_pandas)
+
+
+KILLABLE = """
+import json, sys, time
+import torch
+torch.set_num_threads(1)
+from qgen.datasets.records import RawExample
+from qgen.synth import synthesize
+inputs, checkpoint, out, run = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+def records():  # slowed down after two shards, so that the kill lands mid-run
+    for position, line in enumerate(open(inputs)):
+        if position >= 40:
+            time.sleep(0.02)
+        yield RawExample(**json.loads(line))
+synthesize(records(), checkpoint, out, **run, log=lambda _: None)
+"""
+
+
+def test_kill_9_mid_run_then_resume_writes_the_uninterrupted_rows(setup: dict[str, Path]) -> None:
+    out = setup["root"] / "killed"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen([sys.executable, "-c", KILLABLE, str(setup["inputs"]), str(setup["checkpoint"]), str(out),
+                             json.dumps(RUN)], cwd=REPO, env=env, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    finished = 0
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            finished = len(json.loads((out / "manifest.json").read_text())["shards"])
+        except (FileNotFoundError, json.JSONDecodeError, KeyError):
+            finished = 0
+        if finished >= 2:
+            break
+        time.sleep(0.02)
+    assert proc.poll() is None, f"the run ended before it could be killed: {proc.stderr.read().decode()[-2000:]}"  # type: ignore[union-attr]
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    killed = json.loads((out / "manifest.json").read_text())
+    assert killed["status"] == "running" and 2 <= len(killed["shards"]) < N_INPUTS // RUN["shard_size"]
+    log: list[str] = []
+    manifest = synthesize(read_inputs(setup["inputs"]), setup["checkpoint"], out, **RUN, log=log.append)
+    redone = [line for line in log if line.startswith("shard ")]
+    assert len(redone) == N_INPUTS // RUN["shard_size"] - len(killed["shards"])  # finished shards were skipped
+    assert manifest["created_at"] == killed["created_at"] and manifest["status"] == "complete"
+    for kind in ("pairs", "rejects"):
+        assert rows(out, kind).equals(rows(setup["straight"], kind)), kind
+    resumed = rows(out, "pairs", keep_created_at=True)
+    assert set(resumed.column("created_at").to_pylist()) == {pd.Timestamp(killed["created_at"]).to_pydatetime()}
+    assert len(set(resumed.column("id").to_pylist())) == resumed.num_rows
+    assert not (out / ".tmp").exists()
+
+
+def test_half_written_or_damaged_shards_are_redone(setup: dict[str, Path]) -> None:
+    out = setup["root"] / "damaged"
+    shutil.copytree(setup["straight"], out)
+    before = {kind: rows(out, kind, keep_created_at=True) for kind in ("pairs", "rejects")}
+    damaged = out / "pairs" / "part-00003.parquet"
+    damaged.write_bytes(damaged.read_bytes()[: damaged.stat().st_size // 2])  # truncated
+    (out / "rejects" / "part-00005.parquet").unlink()  # killed between the two files of a shard
+    (out / ".tmp" / "pairs").mkdir(parents=True)
+    (out / ".tmp" / "pairs" / "part-00006.parquet.tmp-999").write_bytes(b"PAR1 half")  # a sink killed mid-write
+    log: list[str] = []
+    manifest = synthesize(read_inputs(setup["inputs"]), setup["checkpoint"], out, **RUN, log=log.append)
+    assert [line.split(":")[0] for line in log if line.startswith("shard ")] == ["shard 3", "shard 5"]
+    for kind in ("pairs", "rejects"):
+        assert rows(out, kind, keep_created_at=True).equals(before[kind]), kind
+    for entry in manifest["shards"]:
+        assert all(file_checksum(out / entry[k]["path"]) == entry[k]["sha256"] for k in ("pairs", "rejects"))
+    assert not (out / ".tmp").exists()
+
+
+def test_a_finished_run_is_a_no_op_and_other_settings_or_input_are_refused(setup: dict[str, Path]) -> None:
+    out = setup["root"] / "refused"
+    shutil.copytree(setup["straight"], out)
+    inputs = read_inputs(setup["inputs"])
+    log: list[str] = []
+    synthesize(inputs, setup["checkpoint"], out, **RUN, log=log.append)
+    assert not [line for line in log if line.startswith("shard ")]
+    with pytest.raises(CorpusError, match="other settings .*beam"):
+        synthesize(inputs, setup["checkpoint"], out, **{**RUN, "beam": 2}, log=lambda _: None)
+    changed = inputs[:5] + [replace(inputs[5], logical_form=sparql(5, "capital"))] + inputs[6:]
+    with pytest.raises(CorpusError, match="input of shard 0"):
+        synthesize(changed, setup["checkpoint"], out, **RUN, log=lambda _: None)
+    with pytest.raises(CorpusError, match="input changed"):
+        synthesize(inputs[:100], setup["checkpoint"], out, **RUN, log=lambda _: None)
+    stray = setup["root"] / "stray"
+    (stray / "pairs").mkdir(parents=True)
+    (stray / "pairs" / "part-00000.parquet").write_bytes(b"")
+    with pytest.raises(CorpusError, match="no manifest"):
+        synthesize(inputs, setup["checkpoint"], stray, **RUN, log=lambda _: None)

@@ -1,0 +1,128 @@
+"""QuestionWriter: a tiny extended-copy model copies unseen names; every bad input is a typed reject."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+import qgen.synth.generator as generator_module
+from parsers import tokenize_lf
+from parsers.tokens import nl_tokens
+from qgen.checkpoint import file_checksum
+from qgen.data import Pair
+from qgen.datasets.records import RawExample
+from qgen.model import ModelConfig
+from qgen.synth.generator import QuestionWriter
+from qgen.synth.schema import PairRow, RejectRow
+from qgen.train import TrainConfig, train
+
+NAMES = ["bali", "paris", "new york", "porto", "las palmas", "seville", "nantes", "san jose", "krakow", "budapest"]
+RELATIONS = [("capital", "what is the capital of {} ?"), ("mayor", "who is the mayor of {} ?")]
+
+
+def sparql(i: int, relation: str) -> str:
+    return f"PREFIX ns: <http://rdf.freebase.com/ns/> SELECT ?x WHERE {{ ns:m.0{i:04d} ns:location.{relation} ?x }}"
+
+
+def record(i: int, name: str | None, relation: str = "capital", **kw: object) -> RawExample:
+    names = {f"m.0{i:04d}": name} if name else {}
+    return RawExample(kw.pop("id", f"q{i}"), "test", kw.pop("lf_type", "sparql"), kw.pop("lf", sparql(i, relation)),  # type: ignore[arg-type]
+                      None, "toy", "{}", names=names, **kw)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Copy + Scratchpad model (extended copy) trained in a few seconds on 20 toy pairs."""
+    torch.set_num_threads(1)
+    pairs = [Pair(f"{n}-{r}", tokenize_lf(sparql(i, r), "sparql", names={f"m.0{i:04d}": n}).tokens,
+                  nl_tokens(q.format(n)), n) for i, n in enumerate(NAMES) for r, q in RELATIONS]
+    cfg = ModelConfig(embedding_dim=16, hidden_size=32, num_layers=1, dropout=0.0, copy="extended",
+                      coverage_dim=10, memory="scratchpad")
+    out = tmp_path_factory.mktemp("model")
+    train(pairs, pairs[:4], cfg, TrainConfig(epochs=80, batch_size=20, learning_rate=1e-2, teacher_forcing=1.0,
+                                             seed=3), out, log=lambda _: None)
+    return out / "best.pt"
+
+
+def test_unseen_names_are_copied_in_extended_mode(checkpoint: Path) -> None:
+    writer = QuestionWriter(checkpoint, beam=4)
+    assert writer.copy_mode == "extended" and writer.model_id == "sha256:" + file_checksum(checkpoint)
+    rows = writer.write([record(90, "oslo"), record(91, "zagreb", "mayor"), record(92, "bali")])
+    assert all(isinstance(r, PairRow) for r in rows), rows
+    assert [r.question for r in rows] == ["what is the capital of oslo ?", "who is the mayor of zagreb ?",
+                                         "what is the capital of bali ?"]
+    for row in rows:
+        assert row.score < 0 and row.overcopy == 0 and row.created_at == writer.created_at
+        assert 0 < row.copy_fraction <= 1 and row.lf_tokens[5:7] == ["ent:", row.question.split()[-2]]
+
+
+def test_oov_tokens_count_as_copied(checkpoint: Path) -> None:
+    writer = QuestionWriter(checkpoint)
+    from qgen.decode import beam_search
+    from qgen.model import make_batch
+
+    tokens = tokenize_lf(sparql(1, "capital"), "sparql", names={"m.00001": "oslo"}).tokens
+    batch = make_batch([tokens], None, writer.src_vocab, writer.tgt_vocab, "extended")
+    hyp = beam_search(writer.model, batch, beam=2)[0][0]
+    shares = generator_module.copy_shares(writer.model, batch, [hyp])[0]
+    oov = [s for i, s in zip(hyp.ids, shares) if i >= len(writer.tgt_vocab)]
+    assert oov and all(s == pytest.approx(1.0) for s in oov)
+    assert all(0.0 <= s <= 1.0 for s in shares)
+
+
+def test_each_bad_input_is_a_reject_with_its_stage(checkpoint: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    writer = QuestionWriter(checkpoint, max_src_len=30)
+    inputs = [
+        record(1, "oslo"),
+        record(2, None, id="bad-sparql", lf="SELECT ?x WHERE { ?x ns:"),
+        record(3, None, id="unnamed"),
+        record(4, "oslo", id="timed-out-query", load_error="KB query timed out after 30 s"),
+        record(5, "oslo", id="bad-type", lf_type="cypher"),
+        record(6, " ".join(["word"] * 40), id="too-long"),
+        record(7, "lyon", "mayor"),
+    ]
+    rows = writer.write(inputs, positions=range(100, 107))
+    assert [r.id for r in rows] == [r.id for r in inputs]
+    stages = {r.id: r.stage for r in rows if isinstance(r, RejectRow)}
+    assert stages == {"bad-sparql": "tokenize", "unnamed": "unnamed_entity", "timed-out-query": "load",
+                      "bad-type": "tokenize", "too-long": "tokenize"}
+    reasons = {r.id: r.reason for r in rows if isinstance(r, RejectRow)}
+    assert reasons["bad-sparql"].startswith("SparqlSyntaxError")
+    assert "<e0>" in reasons["unnamed"] and "timed out" in reasons["timed-out-query"]
+    assert "ValueError" in reasons["bad-type"] and "max_src_len 30" in reasons["too-long"]
+    assert '"position": 101' in rows[1].input  # type: ignore[union-attr]
+
+    def slow(*args: object, **kwargs: object) -> object:
+        time.sleep(2)
+        raise AssertionError("the time limit should have stopped this")
+
+    monkeypatch.setattr(generator_module, "tokenize_lf", slow)
+    started = time.perf_counter()
+    [row] = QuestionWriter(checkpoint, tokenize_timeout_s=0.1).write([record(8, "oslo")])
+    assert isinstance(row, RejectRow) and row.stage == "timeout" and time.perf_counter() - started < 1.5
+
+
+def test_a_failing_batch_becomes_generate_rejects(checkpoint: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: object, **kwargs: object) -> object:
+        raise RuntimeError("CUDA out of memory")
+
+    monkeypatch.setattr(generator_module, "beam_search", broken)
+    rows = QuestionWriter(checkpoint).write([record(1, "oslo"), record(2, "lyon")])
+    assert [(r.stage, r.reason) for r in rows] == [("generate", "RuntimeError: CUDA out of memory")] * 2  # type: ignore[union-attr]
+
+
+def test_unfinished_questions_are_rejected(checkpoint: Path) -> None:
+    [row] = QuestionWriter(checkpoint, max_len=3).write([record(1, "oslo")])
+    assert isinstance(row, RejectRow) and row.stage == "generate" and row.reason.startswith("unfinished")
+
+
+def test_results_do_not_depend_on_batching(checkpoint: Path) -> None:
+    inputs = [record(i, name, relation) for i, name in enumerate(["oslo", "new york", "bali", "kuala lumpur", "rome"])
+              for relation in ("capital", "mayor")]
+    one = QuestionWriter(checkpoint, batch_size=1).write(inputs)
+    many = QuestionWriter(checkpoint, batch_size=4).write(inputs)
+    assert [r.id for r in one] == [r.id for r in inputs]
+    assert [r.question for r in one] == [r.question for r in many]  # type: ignore[union-attr]
+    assert [r.score for r in one] == pytest.approx([r.score for r in many], abs=1e-5)  # type: ignore[union-attr]
