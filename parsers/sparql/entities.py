@@ -1,7 +1,8 @@
 """Find the entities of a SPARQL query and name them.
 
 Entities: Freebase ids (``ns:m.xxx``, ``ns:g.xxx``), DBpedia resources (prefixed or full IRIs),
-Wikidata Q-ids. Names come from, in order (the first that has one wins):
+Wikidata Q-ids, and any other IRI that the given names name by its full IRI (a graph in a
+namespace of its own, e.g. the demo's or a sampler's). Names come from, in order (the first that has one wins):
 1. ``given``: names that came with the input (WebQSP's TopicEntityName and Constraints), keyed by
    canonical id (``m.01bkb``, ``Q42``), by full IRI or by the text as written;
 2. ``labels``: a label source (``parsers.sparql.labels``), e.g. an rdflib Graph's rdfs:label;

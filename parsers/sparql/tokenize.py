@@ -62,6 +62,8 @@ def _emit(tokens: list[Token], prefixes: Mapping[str, str],
             continue
         iri = expand(tok, prefixes)
         ident = entity_id(iri) if iri else None
+        if ident is None and iri and iri in namer.given:
+            ident = iri  # any IRI the caller names is an entity (a KG in its own namespace)
         if ident:
             entity = entities.get(ident) or namer.name(ident, iri, tok.text)
             entities.setdefault(ident, entity)

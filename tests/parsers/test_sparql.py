@@ -187,3 +187,10 @@ def test_raw_entity_tokens_keep_the_ids_for_the_seq2seq_baseline() -> None:
     assert " ".join(parsed.raw_entity_tokens) == (
         "select ? x where { ns m . 01bkb ns a . b ? x . dbr bali dbo x ? x }")
     assert tokenize_sparql("SELECT ?x WHERE { ?x ?p ?o }").raw_entity_tokens is None
+
+
+def test_an_iri_named_by_the_caller_is_an_entity() -> None:
+    parsed = tokenize_sparql("SELECT ?x WHERE { <http://example.org/kg/harbour> <http://example.org/kg/serves> ?x }",
+                             names={"http://example.org/kg/harbour": "Old Harbour"})
+    assert " ".join(parsed.tokens).startswith("select ? x where { ent: old harbour <")
+    assert [(e.id, e.name_source) for e in parsed.entities] == [("http://example.org/kg/harbour", "given")]

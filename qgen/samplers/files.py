@@ -1,0 +1,74 @@
+"""Logical forms a user already has: JSON Lines, Parquet with the same columns, or a named dataset.
+
+Columns (JSON keys): ``id``, ``lf``, ``lf_type`` (sparql | sql | mr | da), optional ``names``
+(entity id -> name: a JSON object, a Parquet map or struct, or a JSON string), ``question``,
+``split``, ``answers``. Parquet rows go through the same checks as JSON lines
+(``qgen.datasets.jsonl.parse_line``): a bad row becomes a ``RawExample`` with ``load_error`` set
+(and the row as JSON in ``raw``), never an exception. A file that cannot be read at all raises.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+from qgen.datasets.jsonl import load_jsonl, parse_line
+from qgen.datasets.records import RawExample
+from qgen.datasets.registry import DATASETS, load_dataset
+
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
+PARQUET_SUFFIXES = (".parquet", ".pq")
+
+
+def read_logical_forms(path: str | Path, lf_type: str | None = None, data_dir: str | Path | None = None,
+                       split: str | None = None) -> Iterator[RawExample]:
+    """Records from a ``.jsonl`` or ``.parquet`` file, or from a dataset name (``webqsp``, ...).
+
+    ``lf_type`` is the default for records without one; ``data_dir`` and ``split`` apply to a
+    dataset name only.
+    """
+    text = str(path)
+    if text in DATASETS and not Path(text).exists():
+        return load_dataset(text, data_dir, split)
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix in JSONL_SUFFIXES:
+        return load_jsonl(path, lf_type)
+    if suffix in PARQUET_SUFFIXES:
+        return load_parquet(path, lf_type)
+    known = ", ".join(sorted(DATASETS))
+    raise ValueError(f"{path}: expected a .jsonl or .parquet file or a dataset name ({known})")
+
+
+def load_parquet(path: str | Path, lf_type: str | None = None, source: str | None = None,
+                 batch_rows: int = 10_000) -> Iterator[RawExample]:
+    """Records from a Parquet file with the JSON Lines columns, streamed in row batches."""
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    source = source or path.stem
+    index = 0
+    with pq.ParquetFile(path) as handle:
+        for batch in handle.iter_batches(batch_size=batch_rows):
+            for row in batch.to_pylist():
+                yield parse_line(_row_json(row), f"{source}-{index}", lf_type, source)
+                index += 1
+
+
+def _row_json(row: dict[str, Any]) -> str:
+    """A Parquet row as the JSON line ``parse_line`` reads (maps and JSON-string names unpacked;
+    NULL cells left out, so that the defaults for a missing id or lf_type apply)."""
+    row = {k: v for k, v in row.items() if v is not None}
+    names = row.get("names")
+    if isinstance(names, list) and all(isinstance(p, (tuple, list)) and len(p) == 2 for p in names):
+        row["names"] = {str(k): v for k, v in names}  # a Parquet map arrives as (key, value) pairs
+    elif isinstance(names, dict):
+        row["names"] = {k: v for k, v in names.items() if v is not None}  # a struct: absent keys are None
+    elif isinstance(names, str) and names.strip():
+        try:
+            row["names"] = json.loads(names)
+        except json.JSONDecodeError:
+            pass  # left as a string: parse_line rejects the row with a reason
+    elif isinstance(names, str):
+        row["names"] = {}
+    return json.dumps(row, ensure_ascii=False, default=str)

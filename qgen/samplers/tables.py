@@ -1,0 +1,200 @@
+"""Table sampler: WikiSQL-shaped SQL drawn from tables, kept when the answer is not empty.
+
+``SELECT [agg] column FROM table WHERE column op value [AND ...]`` (Zhong et al. 2017): a draw
+picks a table and a random witness row, a selected column and an aggregate (``MAX``/``MIN``/
+``SUM``/``AVG`` only over numeric columns), and 1-3 conditions on other columns of the witness row
+(``=`` for text; ``=``, ``>`` or ``<`` for numbers), builds the statement with sqlglot and runs it
+through ``readonly.run_sql`` on a read-only SQLite connection with a time limit. Tables come from
+CSV or Parquet files (an in-memory copy, switched to query-only) or a SQLite file (``mode=ro``).
+"""
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from sqlglot import exp
+
+from parsers.errors import LogicalFormError
+from parsers.sql.wikisql import AGG_OPS, COND_OPS, quote_identifier
+from qgen.datasets.records import RawExample
+from qgen.samplers import Sampler, outcome_of, sql_key
+from qgen.samplers.readonly import open_sqlite_readonly, run_sql, sqlite_from_frames
+
+_AGGREGATES = {"COUNT": exp.Count, "MAX": exp.Max, "MIN": exp.Min, "SUM": exp.Sum, "AVG": exp.Avg}
+_OPERATORS = {"=": exp.EQ, ">": exp.GT, "<": exp.LT}
+_NUMERIC_AGGREGATES = {"MAX", "MIN", "SUM", "AVG"}
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    name: str
+    columns: tuple[str, ...]
+    numeric: tuple[bool, ...]  # every non-NULL value is an integer or a real
+    rows: int
+
+
+@dataclass(frozen=True)
+class TableSamplerConfig:
+    seed: int = 0
+    max_answers: int = 10  # keep queries with 1..K answer values
+    timeout_s: float = 2.0
+    aggregate_weights: Mapping[str, float] = field(
+        default_factory=lambda: {"": 6.0, "COUNT": 1.0, "MAX": 1.0, "MIN": 1.0, "SUM": 0.5, "AVG": 0.5})
+    condition_weights: tuple[float, ...] = (0.7, 0.22, 0.08)  # P(1, 2, 3 conditions)
+
+
+def load_table_files(paths: Iterable[str | Path]) -> dict[str, Any]:
+    """CSV / Parquet files as pandas DataFrames named by file stem (``name_2`` for a repeated stem)."""
+    import pandas as pd
+
+    frames: dict[str, Any] = {}
+    for path in map(Path, paths):
+        if path.suffix.lower() == ".parquet":
+            frame = pd.read_parquet(path)
+        elif path.suffix.lower() in (".csv", ".tsv"):
+            frame = pd.read_csv(path, sep="\t" if path.suffix.lower() == ".tsv" else ",")
+        else:
+            raise ValueError(f"{path}: expected a .csv, .tsv or .parquet table (or use TableSampler.from_sqlite)")
+        name, n = path.stem, 2
+        while name in frames:
+            name, n = f"{path.stem}_{n}", n + 1
+        frames[name] = _integral_columns(frame.rename(columns=str))
+    return frames
+
+
+def _integral_columns(frame: Any) -> Any:
+    """Float columns that only hold whole numbers and NaN (an integer column with gaps, as pandas
+    reads it) become nullable integers, so that values are written ``3``, not ``3.0``."""
+    for name in frame.columns:
+        column = frame[name]
+        if column.dtype.kind == "f" and column.notna().any():
+            values = column.dropna()
+            if (values == values.round()).all() and values.abs().max() < 2**53:
+                frame[name] = column.astype("Int64")
+    return frame
+
+
+def describe_tables(conn: sqlite3.Connection, timeout_s: float = 10.0) -> list[TableInfo]:
+    """Every table of ``conn`` (name order) with its columns, numeric columns and row count."""
+    names = [r[0] for r in run_sql(conn, "SELECT name FROM sqlite_master WHERE type = 'table' "
+                                         "AND name NOT LIKE 'sqlite_%' ORDER BY name", timeout_s)]
+    tables = []
+    for name in names:
+        cursor = conn.execute(f"SELECT * FROM {quote_identifier(name)} LIMIT 0")  # column names only
+        columns = tuple(d[0] for d in cursor.description)
+        cursor.close()
+        numeric = tuple(_is_numeric(conn, name, c, timeout_s) for c in columns)
+        rows = run_sql(conn, f"SELECT COUNT(*) FROM {quote_identifier(name)}", timeout_s)[0][0]
+        tables.append(TableInfo(name, columns, numeric, rows))
+    return tables
+
+
+def _is_numeric(conn: sqlite3.Connection, table: str, column: str, timeout_s: float) -> bool:
+    col, tab = quote_identifier(column), quote_identifier(table)
+    sql = (f"SELECT SUM(typeof({col}) IN ('integer', 'real')), SUM(typeof({col}) NOT IN "
+           f"('integer', 'real', 'null')) FROM {tab}")
+    good, bad = run_sql(conn, sql, timeout_s)[0]
+    return bool(good) and not bad
+
+
+class TableSampler(Sampler):
+    """Seeded sampler of WikiSQL-shaped queries over the tables of a read-only SQLite connection."""
+
+    def __init__(self, conn: sqlite3.Connection, config: TableSamplerConfig | None = None) -> None:
+        self.conn = conn
+        self.config = config or TableSamplerConfig()
+        self.tables = [t for t in describe_tables(conn, self.config.timeout_s) if t.rows and t.columns]
+        super().__init__(self.config.seed)
+
+    @classmethod
+    def from_files(cls, paths: Iterable[str | Path], config: TableSamplerConfig | None = None) -> "TableSampler":
+        """CSV / Parquet tables, copied into an in-memory database that is then query-only."""
+        return cls(sqlite_from_frames(load_table_files(paths)), config)
+
+    @classmethod
+    def from_sqlite(cls, path: str | Path, config: TableSamplerConfig | None = None) -> "TableSampler":
+        return cls(open_sqlite_readonly(path), config)
+
+    def draw(self) -> RawExample | None:
+        """One draw; returns the record if it was kept (its outcome is recorded in ``stats``)."""
+        index, rng = self.stats.drawn, self.rng
+        table = self.tables[rng.randrange(len(self.tables))]
+        try:
+            row = run_sql(self.conn, f"SELECT * FROM {quote_identifier(table.name)} LIMIT 1 OFFSET "
+                          f"{rng.randrange(table.rows)}", self.config.timeout_s)[0]
+        except (LogicalFormError, IndexError):
+            return self._outcome("errors")
+        spec = self._draw_spec(table, row)
+        if spec is None:
+            return self._outcome("unsampleable")
+        sql = build_sql(table, *spec)
+        if not self._first_time(sql_key(sql)):
+            return None
+        try:
+            rows = run_sql(self.conn, sql, self.config.timeout_s, max_rows=self.config.max_answers + 1)
+        except LogicalFormError as error:
+            return self._outcome(outcome_of(error))
+        answers = [_text(r[0]) for r in rows if r and r[0] is not None and not (spec[1] == "COUNT" and r[0] == 0)]
+        if not answers:
+            return self._outcome("no_answer")
+        if len(answers) > self.config.max_answers:
+            return self._outcome("too_many_answers")
+        self.stats.add("kept")
+        sel, agg, conds = spec
+        wikisql = {"sel": sel, "agg": AGG_OPS.index(agg), "conds": [[c, COND_OPS.index(op), v] for c, op, v in conds]}
+        raw = {"sampler": "table", "seed": self.config.seed, "draw": index, "table": table.name,
+               "header": list(table.columns), "sql": wikisql}
+        return RawExample(
+            id=f"table-{self.config.seed}-{index:07d}", split="synthetic", lf_type="sql", logical_form=sql,
+            question=None, source="table_sampler", raw=json.dumps(raw, ensure_ascii=False), answers=answers,
+        )
+
+    def _draw_spec(self, table: TableInfo, row: tuple) -> tuple[int, str, list[tuple[int, str, Any]]] | None:
+        rng, width = self.rng, len(table.columns)
+        sel = rng.randrange(width)
+        weights = {a: w for a, w in self.config.aggregate_weights.items()
+                   if a not in _NUMERIC_AGGREGATES or table.numeric[sel]}
+        agg = rng.choices(list(weights), list(weights.values()))[0]
+        usable = [i for i in range(width) if i != sel and _usable(row[i])]
+        if not usable:
+            return None
+        counts = self.config.condition_weights[: len(usable)]
+        chosen = rng.sample(usable, rng.choices(range(1, len(counts) + 1), counts)[0])
+        conds = []
+        for i in chosen:
+            numeric = table.numeric[i] and not isinstance(row[i], str)
+            conds.append((i, rng.choice(("=", ">", "<")) if numeric else "=", row[i]))
+        return sel, agg, conds
+
+
+
+def build_sql(table: TableInfo, sel: int, agg: str, conds: list[tuple[int, str, Any]]) -> str:
+    """The SQLite text of one WikiSQL-shaped query, built with sqlglot (identifiers always quoted)."""
+    def column(i: int) -> exp.Column:
+        return exp.Column(this=exp.to_identifier(table.columns[i], quoted=True))
+
+    selected: exp.Expression = _AGGREGATES[agg](this=column(sel)) if agg else column(sel)
+    query = exp.select(selected).from_(exp.Table(this=exp.to_identifier(table.name, quoted=True)))
+    where = [_OPERATORS[op](this=column(i), expression=_literal(v)) for i, op, v in conds]
+    return query.where(exp.and_(*where)).sql(dialect="sqlite") if where else query.sql(dialect="sqlite")
+
+
+def _literal(value: Any) -> exp.Literal:
+    if isinstance(value, str):
+        return exp.Literal.string(value)
+    return exp.Literal.number(repr(value) if isinstance(value, float) else str(value))
+
+
+def _usable(value: Any) -> bool:
+    """A condition value the query text can hold exactly: text, an integer, a finite real."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, (str, int)) and not isinstance(value, bool)
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else repr(value) if isinstance(value, float) else str(value)
