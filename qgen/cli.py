@@ -109,6 +109,41 @@ def benchmark(
 
 
 @app.command()
+def synthesize(
+    checkpoint: Path = typer.Option(..., "--checkpoint", help="A trained model (best.pt); copy='extended' copies unseen names."),
+    out: Path = typer.Option(Path("qgen-out/corpus"), "--out", help="The corpus folder (resumable)."),
+    from_file: Optional[str] = typer.Option(None, "--from-file", help="LFs: .jsonl/.parquet (id, lf, lf_type, names) or a dataset name."),
+    from_graph: Optional[Path] = typer.Option(None, "--from-graph", help="Sample WebQSP-shaped SPARQL from an RDF file."),
+    from_endpoint: Optional[str] = typer.Option(None, "--from-endpoint", help="Sample through a SPARQL endpoint URL."),
+    from_tables: List[Path] = typer.Option([], "--from-tables", help="Sample WikiSQL-shaped SQL from CSV/Parquet files or one SQLite db."),
+    substitute_from: Optional[str] = typer.Option(None, "--substitute-from", help="With --from-graph: seed LFs whose topic entity is swapped."),
+    count: int = typer.Option(1000, "--count", help="Logical forms to sample (or to read from a file; 0 = all)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the samplers and the generator."),
+    max_answers: int = typer.Option(10, "--max-answers", help="Keep sampled queries with 1..K answers."),
+    beam: int = typer.Option(4, "--beam", help="Beam size."),
+    shard_size: int = typer.Option(1000, "--shard-size", help="Inputs per Parquet shard."),
+    max_overcopy: int = typer.Option(0, "--max-overcopy", help="Excess copies of LF tokens allowed per question."),
+    max_repeated_ngrams: int = typer.Option(0, "--max-repeated-ngrams", help="Repeated n-grams (n>=2) allowed."),
+    min_score: Optional[float] = typer.Option(None, "--min-score", help="Floor on the length-normalised log-probability."),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Datasets root, for a dataset name."),
+) -> None:
+    """Generate a (logical form, question) corpus: pairs/ and rejects/ Parquet shards, manifest.json, README.md."""
+    from qgen.synth import FilterThresholds
+    from qgen.synth.run import synthesize_from_source
+    from qgen.synth.sources import open_source
+
+    source = open_source(from_file, str(from_graph) if from_graph else None, from_endpoint,
+                         [str(p) for p in from_tables], substitute_from, count, seed, max_answers, data_dir=data_dir)
+    thresholds = FilterThresholds(max_overcopy=max_overcopy, max_repeated_ngrams=max_repeated_ngrams,
+                                  min_score=min_score)
+    manifest = synthesize_from_source(source, checkpoint, out, beam=beam, shard_size=shard_size,
+                                      thresholds=thresholds, seed=seed, log=typer.echo)
+    counts = manifest["counts"]
+    typer.echo(f"inputs={counts['inputs']} pairs={counts['pairs']} rejects={counts['rejects']}")
+    typer.echo(f"wrote {out.resolve()}")
+
+
+@app.command()
 def demo(out: Path = typer.Option(Path("qgen-out"), "--out", help="Output folder.")) -> None:
     """Run the main job on the bundled demo data (data/demo) and print where the Parquet went."""
     from qgen.demo import run_demo

@@ -1,0 +1,37 @@
+"""A synthesis run from a ``Source``: the corpus, plus what the sampler drew and why it dropped draws."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+from qgen.synth.corpus import synthesize
+from qgen.synth.filter import FilterThresholds
+from qgen.synth.sources import Source
+
+
+def synthesize_from_source(source: Source, checkpoint: str | Path, out_dir: str | Path, beam: int = 4,
+                           shard_size: int = 1000, thresholds: FilterThresholds | None = None, seed: int = 1,
+                           log: Callable[[str], None] = print, **options: Any) -> dict[str, Any]:
+    """Run ``synthesize`` over the source's records; write ``source.json`` and add it to the card.
+
+    The sampler's counts (drawn, kept, duplicates dropped, no answer, ...) account for every draw;
+    only kept draws become inputs of the corpus, where inputs = pairs + rejects.
+    """
+    manifest = synthesize(source.records, checkpoint, out_dir, shard_size=shard_size, beam=beam,
+                          thresholds=thresholds, seed=seed, log=log, **options)
+    out = Path(out_dir)
+    described = {"kind": source.kind, "description": source.description, "options": source.options,
+                 "sampler_stats": source.stats()}
+    (out / "source.json").write_text(json.dumps(described, indent=2) + "\n")
+    card = out / "README.md"
+    lines = ["", "## Source", "", f"- {source.kind}: {source.description}", f"- options: {source.options}"]
+    if described["sampler_stats"]:
+        stats = described["sampler_stats"]
+        lines.append("- sampler counts (every draw has one outcome): " +
+                     ", ".join(f"{k} {v}" for k, v in stats.items()))
+    if card.exists() and "## Source" not in card.read_text():
+        card.write_text(card.read_text() + "\n".join(lines) + "\n")
+    if described["sampler_stats"]:
+        log("sampler: " + ", ".join(f"{k}={v}" for k, v in described["sampler_stats"].items()))
+    return manifest

@@ -1,0 +1,78 @@
+"""Where ``qgen synthesize`` takes its logical forms from: one of a file, a graph, an endpoint or tables.
+
+Each choice yields ``RawExample`` records; the samplers' counts (drawn, kept, duplicates, no
+answer, ...) are returned beside them so that the corpus can report them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import islice
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+from qgen.datasets.records import RawExample
+
+
+@dataclass
+class Source:
+    records: Iterator[RawExample]
+    kind: str  # file | graph | endpoint | tables | substitution
+    description: str
+    sampler: Any = None  # a sampler with ``stats`` (None for files)
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def stats(self) -> dict[str, Any] | None:
+        return None if self.sampler is None else self.sampler.stats.as_dict()
+
+
+def open_source(from_file: str | None = None, from_graph: str | None = None, from_endpoint: str | None = None,
+                from_tables: Sequence[str] = (), substitute_from: str | None = None, count: int = 1000,
+                seed: int = 0, max_answers: int = 10, lf_type: str | None = None,
+                data_dir: str | Path | None = None) -> Source:
+    """The one source named; ``count`` caps sampled records (files are read whole unless capped)."""
+    chosen = [x for x in (from_file, from_graph, from_endpoint, list(from_tables) or None) if x]
+    if len(chosen) != 1:
+        raise ValueError("give exactly one of --from-file, --from-graph, --from-endpoint, --from-tables")
+    options = {"count": count, "seed": seed, "max_answers": max_answers}
+    if from_file:
+        from qgen.samplers.files import read_logical_forms
+
+        records = read_logical_forms(from_file, lf_type, data_dir=data_dir)
+        return Source(islice(records, count) if count else records, "file", str(from_file), options=options)
+    if from_tables:
+        from qgen.samplers.tables import TableSampler, TableSamplerConfig
+
+        config = TableSamplerConfig(seed=seed, max_answers=max_answers)
+        paths = list(from_tables)
+        sqlite = len(paths) == 1 and Path(paths[0]).suffix in (".db", ".sqlite", ".sqlite3")
+        sampler = TableSampler.from_sqlite(paths[0], config) if sqlite else TableSampler.from_files(paths, config)
+        return Source(sampler.sample(count), "tables", ", ".join(paths), sampler, options)
+    from qgen.samplers.kg import KGSampler, KGSamplerConfig
+
+    config = KGSamplerConfig(seed=seed, max_answers=max_answers)
+    if from_endpoint:
+        from qgen.samplers.readonly import endpoint_graph
+
+        sampler = KGSampler.from_endpoint(endpoint_graph(from_endpoint), config)
+        return Source(sampler.sample(count), "endpoint", from_endpoint, sampler, options)
+    graph = load_graph(str(from_graph))
+    if substitute_from:
+        from qgen.samplers.files import read_logical_forms
+        from qgen.samplers.substitution import EntitySubstitution, SubstitutionConfig
+
+        substitution = EntitySubstitution(graph, SubstitutionConfig(seed=seed, max_answers=max_answers))
+        seeds = read_logical_forms(substitute_from, "sparql", data_dir=data_dir)
+        records = islice(substitution.substitute(seeds), count)
+        return Source(records, "substitution", f"{from_graph} with seeds {substitute_from}", substitution, options)
+    sampler = KGSampler.from_graph(graph, config)
+    return Source(sampler.sample(count), "graph", str(from_graph), sampler, options)
+
+
+def load_graph(path: str) -> Any:
+    """An rdflib Graph from a file; the format follows the file name (Turtle, N-Triples, RDF/XML...)."""
+    from rdflib import Graph
+    from rdflib.util import guess_format
+
+    graph = Graph()
+    graph.parse(path, format=guess_format(path) or "turtle")
+    return graph
