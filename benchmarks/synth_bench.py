@@ -1,0 +1,156 @@
+"""Synthesis benchmarks: generation throughput at the paper's size, and memory while streaming.
+
+    python benchmarks/synth_bench.py throughput [--checkpoint best.pt] [--inputs 512] [--batch 64]
+    python benchmarks/synth_bench.py memory --sizes 10000,100000,1000000
+
+throughput: questions per second of ``QuestionWriter`` (beam 4, copy shares included) on WebQSP
+test logical forms with a paper-size model (hidden 512, vectors 300, 2 layers; a trained
+checkpoint if given, else an untrained Copy + Scratchpad model, which rarely stops before max_len,
+so its figure is a lower bound), and the arithmetic floor: FLOPs per question over the device's
+measured matmul rate.
+memory: peak RSS of a whole ``synthesize`` run (tiny model) over N templated SPARQL queries that are
+generated lazily, one child process per N, to show that memory stays flat as the input grows.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+import torch  # noqa: E402
+
+from qgen.version import code_version  # noqa: E402
+
+RESULTS = REPO / "benchmarks" / "results"
+
+
+def throughput(args: argparse.Namespace) -> None:
+    from qgen.benchmark import dataset_pairs
+    from qgen.checkpoint import save_checkpoint
+    from qgen.datasets.registry import load_dataset
+    from qgen.model import VARIANTS, build_model
+    from qgen.synth.generator import QuestionWriter
+    from qgen.train import build_vocabularies
+
+    records = [r for r in load_dataset("webqsp", args.data_dir, "test") if not r.load_error][: args.inputs]
+    checkpoint = args.checkpoint
+    with tempfile.TemporaryDirectory() as tmp:
+        if checkpoint is None:
+            prep = REPO / "out" / "benchmarks" / "prep" / "webqsp"
+            src_vocab, tgt_vocab = build_vocabularies(dataset_pairs("webqsp", prep, True)[0])
+            cfg = VARIANTS["scratchpad"].model.__class__(**{**VARIANTS["scratchpad"].model.as_dict(), "copy": "extended"})
+            model = build_model(cfg.with_vocab(len(src_vocab), len(tgt_vocab)))
+            checkpoint = str(save_checkpoint(Path(tmp) / "untrained.pt", model, src_vocab, tgt_vocab))
+        writer = QuestionWriter(checkpoint, beam=4, batch_size=args.batch)
+        writer.write(records[: args.batch])  # warm-up
+        started = time.perf_counter()
+        results = writer.write(records)
+        seconds = time.perf_counter() - started
+    rate = len(records) / seconds
+    flops, lengths = question_flops(writer.model, results)
+    matmul = measured_matmul_flops()
+    floor = matmul / flops
+    report = {"command": "python benchmarks/synth_bench.py " + " ".join(sys.argv[1:]), "commit": code_version(),
+              "device": str(writer.device), "threads": torch.get_num_threads(), "inputs": len(records),
+              "beam": 4, "seconds": round(seconds, 1), "questions_per_s": round(rate, 1),
+              "trained_checkpoint": args.checkpoint is not None, "mean_question_steps": lengths,
+              "flops_per_question": flops, "matmul_flops_per_s": matmul, "floor_questions_per_s": round(floor, 1),
+              "fraction_of_floor": round(rate / floor, 3)}
+    print(json.dumps(report, indent=2))
+    (RESULTS / f"synth-throughput-{writer.device.type}.json").write_text(json.dumps(report, indent=2) + "\n")
+
+
+def question_flops(model: torch.nn.Module, results: list) -> tuple[float, float]:
+    """Multiply-adds x2 per question: the encoder once, and per decoding step x beam the decoder GRU,
+    both attentions, the output layer, coverage and the scratchpad write (T source positions)."""
+    cfg = model.cfg
+    h, e, layers, vocab = cfg.hidden_size, cfg.embedding_dim, cfg.num_layers, cfg.tgt_vocab_size
+    steps = [len(r.question.split()) + 1 for r in results if hasattr(r, "question")] or [40]
+    mean_steps = sum(steps) / len(steps)
+    src_len = 80  # WebQSP's mean source length in tokens
+    enc = src_len * 2 * 3 * ((e + h // 2) * (h // 2)) + src_len * (layers - 1) * 2 * 3 * ((h + h // 2) * (h // 2))
+    step = 3 * ((e + h) * h + (layers - 1) * 2 * h * h)  # decoder GRU
+    step += 2 * (h * h + src_len * h)  # read and copy attention (project once, dot with T states)
+    step += 2 * h * h + h * vocab  # post-read layer and output layer
+    step += src_len * 3 * (1 + 2 * h) * cfg.coverage_dim if cfg.coverage_dim else 0
+    step += (src_len * h + 2 * h * h) if cfg.memory == "scratchpad" else 0
+    return 2.0 * (enc + mean_steps * 4 * step), round(mean_steps, 1)
+
+
+def measured_matmul_flops(n: int = 1024) -> float:
+    """The device's sustained float32 matmul rate (what a well-batched GRU step can reach)."""
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    torch.mm(a, b)
+    started = time.perf_counter()
+    for _ in range(10):
+        torch.mm(a, b)
+    return 10 * 2 * n**3 / (time.perf_counter() - started)
+
+
+def memory(args: argparse.Namespace) -> None:
+    rows = []
+    for size in [int(s) for s in args.sizes.split(",")]:
+        proc = subprocess.run([sys.executable, __file__, "memory-child", "--n", str(size)],
+                              capture_output=True, text=True, cwd=REPO)
+        if proc.returncode != 0:
+            sys.exit(proc.stderr[-3000:])
+        rows.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+        print(rows[-1], flush=True)
+    report = {"command": "python benchmarks/synth_bench.py " + " ".join(sys.argv[1:]), "commit": code_version(),
+              "runs": rows}
+    (RESULTS / "synth-memory.json").write_text(json.dumps(report, indent=2) + "\n")
+
+
+def memory_child(n: int) -> None:
+    from qgen.data import Pair
+    from qgen.datasets.records import RawExample
+    from qgen.model import ModelConfig
+    from qgen.synth.corpus import synthesize
+    from qgen.train import TrainConfig, train
+
+    torch.set_num_threads(1)
+    cities = [f"city{i}" for i in range(50)]
+    pairs = [Pair(c, ["select", "?", "x", "where", "{", "ent:", c, "ns", "capital", "?", "x", "}"],
+                  ["what", "is", "the", "capital", "of", c, "?"], c) for c in cities]
+    with tempfile.TemporaryDirectory() as tmp:
+        model = ModelConfig(embedding_dim=8, hidden_size=16, num_layers=1, dropout=0.0, copy="extended")
+        train(pairs, pairs[:5], model, TrainConfig(epochs=30, batch_size=50, learning_rate=1e-2), tmp, log=lambda _: None)
+
+        def records():  # lazily generated: the input itself never sits in memory
+            for i in range(n):
+                yield RawExample(f"q{i}", "synthetic", "sparql",
+                                 f"SELECT ?x WHERE {{ ns:m.0{i:07d} ns:location.country.capital ?x }}",
+                                 None, "bench", "{}", names={f"m.0{i:07d}": f"Country {i}"})
+
+        started = time.perf_counter()
+        manifest = synthesize(records(), Path(tmp) / "best.pt", Path(tmp) / "corpus", shard_size=10_000, beam=4,
+                              batch_size=256, log=lambda _: None)
+        seconds = time.perf_counter() - started
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"inputs": n, "pairs": manifest["counts"]["pairs"], "seconds": round(seconds, 1),
+                      "questions_per_s": round(n / seconds, 1), "peak_rss_mib": round(peak_mib, 1)}))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("what", choices=["throughput", "memory", "memory-child"])
+    parser.add_argument("--checkpoint", default=None)
+    parser.add_argument("--inputs", type=int, default=512)
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--sizes", default="10000,100000,1000000")
+    parser.add_argument("--n", type=int, default=10_000)
+    args = parser.parse_args()
+    {"throughput": throughput, "memory": memory, "memory-child": lambda a: memory_child(a.n)}[args.what](args)
+
+
+if __name__ == "__main__":
+    main()
