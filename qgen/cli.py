@@ -88,10 +88,95 @@ def preprocess(
 
 
 @app.command()
+def train(
+    examples: Path = typer.Argument(..., help="A preprocessed examples file (qgen preprocess ... --out DIR: DIR/train.parquet)."),
+    out: Path = typer.Option(Path("out/model"), "--out", help="Checkpoints: last.pt (resumable) and best.pt."),
+    model: str = typer.Option("scratchpad_extended", "--model", help="seq2seq, seq2seq_priors, copynet, coverage, "
+                                                                   "scratchpad or scratchpad_extended."),
+    epochs: int = typer.Option(75, "--epochs"),
+    batch_size: int = typer.Option(32, "--batch-size"),
+    learning_rate: float = typer.Option(1e-4, "--learning-rate"),
+    hidden: int = typer.Option(512, "--hidden", help="Hidden size (the paper: 512)."),
+    embedding: int = typer.Option(300, "--embedding", help="Word vector size (the paper: 300)."),
+    glove: Optional[Path] = typer.Option(None, "--glove", help="GloVe-format vectors of --embedding size."),
+    max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="Time budget; the run is resumable."),
+    seed: int = typer.Option(1, "--seed"),
+) -> None:
+    """Train a question generator (resuming from <out>/last.pt when it is there)."""
+    from dataclasses import replace
+
+    from qgen.model import VARIANTS
+    from qgen.train import TrainConfig
+    from qgen.train_job import train_on_examples
+
+    if model not in VARIANTS:
+        fail(f"--model must be one of {', '.join(VARIANTS)}, got {model!r}", 2)
+    variant = VARIANTS[model]
+    cfg = TrainConfig(epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, seed=seed,
+                      max_seconds=max_seconds, glove_path=str(glove) if glove else None)
+    result = train_on_examples(examples, out, replace(variant.model, hidden_size=hidden, embedding_dim=embedding), cfg,
+                               entity_replacement=variant.entity_replacement, log=typer.echo)
+    typer.echo(f"{result.epochs_run} epochs on {result.device}; best epoch {result.best_epoch} "
+               f"(valid loss {result.best_valid_loss:.3f}); wrote {Path(result.out_dir).resolve() / 'best.pt'}")
+
+
+@app.command()
+def evaluate(
+    checkpoint: Path = typer.Option(..., "--checkpoint", help="A trained model (best.pt)."),
+    examples: Path = typer.Argument(..., help="A preprocessed examples file with questions (e.g. DIR/test.parquet)."),
+    out: Path = typer.Option(Path("out/evaluation"), "--out", help="predictions.txt, references.txt, ids.txt, metrics.json."),
+    beam: int = typer.Option(4, "--beam"),
+    raw_entities: bool = typer.Option(False, "--raw-entities", help="Read lf_tokens_raw (a model trained without entity replacement)."),
+) -> None:
+    """Decode EXAMPLES and score them: BLEU, METEOR, ROUGE-L, OverCopy, attention entropy."""
+    import json
+
+    from qgen.benchmark import evaluate_checkpoint
+    from qgen.data import read_pairs
+
+    metrics = evaluate_checkpoint(checkpoint, read_pairs(examples, not raw_entities), beam, out)
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    full = metrics["full"]
+    typer.echo(f"n={full['n']} BLEU corpus {full['bleu_corpus']:.2f} sentence {full['bleu_sentence_mean']:.2f} "
+               f"METEOR {full.get('meteor_corpus')} ROUGE-L {full['rouge_l_corpus']:.2f} OverCopy {full['overcopy']:.3f}")
+    typer.echo(f"wrote {out.resolve()}")
+
+
+@app.command()
+def generate(
+    lf: Optional[str] = typer.Argument(None, help="A logical form; without it, one per line from --file or stdin."),
+    checkpoint: Path = typer.Option(..., "--checkpoint", help="A trained model (best.pt)."),
+    lf_type: str = typer.Option("sparql", "--lf-type", help="sparql, sql, mr or da."),
+    name: List[str] = typer.Option([], "--name", help="Entity name, ID=NAME (repeatable)."),
+    file: Optional[Path] = typer.Option(None, "--file", help="Logical forms, one per line."),
+    beam: int = typer.Option(4, "--beam"),
+    num_return: int = typer.Option(1, "--num-return", help="Questions per logical form."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object per logical form."),
+) -> None:
+    """One-off generation: print the question(s) for logical forms, with their scores."""
+    import json
+
+    from qgen.generate import generate_questions
+
+    lines = [lf] if lf is not None else (file.read_text(encoding="utf-8") if file else sys.stdin.read()).splitlines()
+    lines = [line for line in lines if line.strip()]
+    if not lines:
+        fail("no logical form given (an argument, --file or stdin)", 2)
+    for result in generate_questions(lines, checkpoint, lf_type, _parse_names(name), beam, num_return):
+        if as_json:
+            typer.echo(json.dumps(result, ensure_ascii=False))
+        elif "error" in result:
+            typer.echo(f"error: {result['error']}")
+        else:
+            for question, score in result["questions"]:
+                typer.echo(f"{score:.3f}\t{question}")
+
+
+@app.command()
 def benchmark(
     dataset: str = typer.Argument("webqsp", help="webqsp or wikisql."),
-    models: str = typer.Option("seq2seq,seq2seq_priors,copynet,coverage,scratchpad", "--models",
-                               help="Comma-separated rows of the seed paper's Table 1."),
+    models: str = typer.Option("seq2seq,seq2seq_priors,copynet,coverage,scratchpad,scratchpad_extended", "--models",
+                               help="Comma-separated rows of the seed paper's Table 1 (+ scratchpad_extended)."),
     epochs: int = typer.Option(75, "--epochs", help="Epochs per model (the paper: 75)."),
     max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="Time budget per model; resumable."),
     glove: Optional[Path] = typer.Option(None, "--glove", help="GloVe-format 300d vectors, if you have them."),

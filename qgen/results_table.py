@@ -15,7 +15,7 @@ PAPER_WEBQSP = {
 }
 # WikiSQL, Table 6: corpus BLEU ("baseline" is the Seq2Seq row).
 PAPER_WIKISQL = {"scratchpad": 26.10, "coverage": 25.01, "copynet": 15.11, "seq2seq": 17.34}
-ORDER = ["seq2seq", "seq2seq_priors", "copynet", "coverage", "scratchpad"]
+ORDER = ["seq2seq", "seq2seq_priors", "copynet", "coverage", "scratchpad", "scratchpad_extended"]
 KEYS = ["bleu_sentence_mean", "meteor_sentence_mean", "rouge_l_sentence_mean", "bleu_corpus", "meteor_corpus",
         "rouge_l_corpus", "overcopy"]
 

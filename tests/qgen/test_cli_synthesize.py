@@ -55,3 +55,27 @@ def test_synthesize_writes_a_loadable_accounted_corpus(source: list[str], checkp
 def test_synthesize_needs_exactly_one_source(checkpoint: Path, tmp_path: Path) -> None:
     result = runner.invoke(app, ["synthesize", "--checkpoint", str(checkpoint), "--out", str(tmp_path)])
     assert result.exit_code != 0 and "exactly one" in str(result.exception)
+
+
+def test_generate_prints_questions_and_scores(checkpoint: Path) -> None:
+    lf = "SELECT ?x WHERE { ns:m.0a ns:location.country.capital ?x }"
+    result = runner.invoke(app, ["generate", "--checkpoint", str(checkpoint), "--name", "m.0a=Oslo",
+                                 "--beam", "3", "--num-return", "2", "--json", lf])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["lf"] == lf and len(out["questions"]) == 2 and all(isinstance(s, float) for _, s in out["questions"])
+    bad = runner.invoke(app, ["generate", "--checkpoint", str(checkpoint), "SELECT ?x WHERE {"])
+    assert bad.exit_code == 0 and bad.stdout.startswith("error: SparqlSyntaxError")
+
+
+def test_train_and_evaluate_commands(tmp_path: Path, demo_sample: Path) -> None:
+    prep = tmp_path / "prep"
+    assert runner.invoke(app, ["preprocess", str(demo_sample), "--out", str(prep), "--workers", "1"]).exit_code == 0
+    result = runner.invoke(app, ["train", str(prep / "train.parquet"), "--out", str(tmp_path / "m"), "--epochs", "2",
+                                 "--hidden", "16", "--embedding", "8", "--batch-size", "16", "--model", "copynet"])
+    assert result.exit_code == 0, result.output
+    assert "2 epochs on cpu" in result.stdout and (tmp_path / "m" / "best.pt").exists()
+    result = runner.invoke(app, ["evaluate", str(prep / "train.parquet"), "--checkpoint", str(tmp_path / "m" / "best.pt"),
+                                 "--out", str(tmp_path / "eval"), "--beam", "2"])
+    assert result.exit_code == 0, result.output
+    assert "n=45 BLEU corpus" in result.stdout and (tmp_path / "eval" / "metrics.json").exists()

@@ -1,0 +1,39 @@
+"""One-off generation (``qgen generate``): logical forms in, questions with scores out."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator, Mapping, Sequence
+
+import torch
+
+from qgen.checkpoint import load_checkpoint
+from qgen.decode import beam_search
+from qgen.model import make_batch
+
+
+def generate_questions(lfs: Sequence[str], checkpoint: str | Path, lf_type: str = "sparql",
+                       names: Mapping[str, str] | None = None, beam: int = 4, num_return: int = 1,
+                       batch_size: int = 32) -> Iterator[dict]:
+    """Per logical form, in order: ``{"lf", "questions": [(question, score), ...]}`` best first
+    (score: length-normalised log-probability), or ``{"lf", "error"}`` for one that cannot be read."""
+    from parsers import LogicalFormError, tokenize_lf
+
+    if num_return > beam:
+        raise ValueError(f"--num-return ({num_return}) cannot exceed --beam ({beam})")
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model, src_vocab, tgt_vocab, _ = load_checkpoint(checkpoint, device)
+    parsed: list[list[str] | str] = []
+    for lf in lfs:
+        try:
+            parsed.append(tokenize_lf(lf, lf_type, names=names).tokens)
+        except LogicalFormError as err:
+            parsed.append(str(err))
+    good = [i for i, p in enumerate(parsed) if isinstance(p, list)]
+    answers: dict[int, list[tuple[str, float]]] = {}
+    for start in range(0, len(good), batch_size):
+        chunk = good[start : start + batch_size]
+        batch = make_batch([parsed[i] for i in chunk], None, src_vocab, tgt_vocab, model.cfg.copy).to(device)
+        for i, hyps, oovs in zip(chunk, beam_search(model, batch, beam=beam, num_return=num_return), batch.oovs):
+            answers[i] = [(" ".join(tgt_vocab.decode(h.ids, oovs)), round(h.score, 4)) for h in hyps]
+    for i, lf in enumerate(lfs):
+        yield {"lf": lf, "questions": answers[i]} if i in answers else {"lf": lf, "error": parsed[i]}
