@@ -127,6 +127,8 @@ def evaluate(
     out: Path = typer.Option(Path("out/evaluation"), "--out", help="predictions.txt, references.txt, ids.txt, metrics.json."),
     beam: int = typer.Option(4, "--beam"),
     raw_entities: bool = typer.Option(False, "--raw-entities", help="Read lf_tokens_raw (a model trained without entity replacement)."),
+    plots: bool = typer.Option(False, "--plots", help="Also write PNGs: attention heatmaps with the p_gen strip, "
+                                                      "loss curves, cumulative attention entropy."),
 ) -> None:
     """Decode EXAMPLES and score them: BLEU, METEOR, ROUGE-L, OverCopy, attention entropy."""
     import json
@@ -134,8 +136,14 @@ def evaluate(
     from qgen.benchmark import evaluate_checkpoint
     from qgen.data import read_pairs
 
-    metrics = evaluate_checkpoint(checkpoint, read_pairs(examples, not raw_entities), beam, out)
+    pairs = read_pairs(examples, not raw_entities)
+    metrics = evaluate_checkpoint(checkpoint, pairs, beam, out)
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    if plots:
+        from qgen.plots import write_evaluation_plots
+
+        for path in write_evaluation_plots(checkpoint, pairs, out / "plots"):
+            typer.echo(f"plot {path}")
     full = metrics["full"]
     typer.echo(f"n={full['n']} BLEU corpus {full['bleu_corpus']:.2f} sentence {full['bleu_sentence_mean']:.2f} "
                f"METEOR {full.get('meteor_corpus')} ROUGE-L {full['rouge_l_corpus']:.2f} OverCopy {full['overcopy']:.3f}")
