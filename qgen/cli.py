@@ -79,8 +79,10 @@ def preprocess(
 ) -> None:
     """Tokenize a dataset into <out>/<split>.parquet and <out>/rejects.parquet; print the counts."""
     from qgen.preprocess import preprocess_dataset
+    from qgen.progress import progress_bar
 
-    report = preprocess_dataset(dataset, out, data_dir=data_dir, split=split, workers=workers)
+    with progress_bar(f"preprocess {dataset}") as update:
+        report = preprocess_dataset(dataset, out, data_dir=data_dir, split=split, workers=workers, progress=update)
     typer.echo(report.summary())
     typer.echo(f"inputs={report.inputs} examples={report.total_examples} rejects={report.rejects}")
     for path in report.files:

@@ -83,7 +83,8 @@ def process_record(record: RawExample, labels: Callable[[str], str | None] | Non
 
 def preprocess_records(records: Iterable[RawExample], dataset: str, out_dir: str | Path,
                        workers: int | None = None, labels: Mapping[str, str] | None = None,
-                       config: Mapping[str, object] | None = None) -> PreprocessReport:
+                       config: Mapping[str, object] | None = None,
+                       progress: Callable[[int], None] | None = None) -> PreprocessReport:
     """Write ``<out_dir>/<split>.parquet`` and ``<out_dir>/rejects.parquet`` for ``records``."""
     started = time.perf_counter()
     out_dir = Path(out_dir)
@@ -96,6 +97,8 @@ def preprocess_records(records: Iterable[RawExample], dataset: str, out_dir: str
     try:
         for row in _map_records(records, labels, workers):
             report.inputs += 1
+            if progress is not None and report.inputs % 256 == 0:
+                progress(report.inputs)
             if isinstance(row, RejectRow):
                 rejects.write(row.as_dict())
                 report.rejects += 1
@@ -175,7 +178,8 @@ def dataset_names(records: Iterable[RawExample]) -> dict[str, str]:
 
 
 def preprocess_dataset(dataset: str, out_dir: str | Path, data_dir: str | Path | None = None,
-                       split: str | None = None, workers: int | None = None) -> PreprocessReport:
+                       split: str | None = None, workers: int | None = None,
+                       progress: Callable[[int, int], None] | None = None) -> PreprocessReport:
     """Preprocess a named dataset (see ``qgen.datasets.registry``) or a JSON Lines file of LFs."""
     from qgen.datasets.jsonl import load_jsonl
     from qgen.datasets.registry import load_dataset
@@ -186,4 +190,6 @@ def preprocess_dataset(dataset: str, out_dir: str | Path, data_dir: str | Path |
     else:
         records, name = list(load_dataset(dataset, data_dir, split)), dataset
     config = {"dataset": dataset, "data_dir": str(data_dir or ""), "split": split, "workers": workers}
-    return preprocess_records(records, name, out_dir, workers=workers, labels=dataset_names(records), config=config)
+    report_progress = (lambda done: progress(done, len(records))) if progress else None
+    return preprocess_records(records, name, out_dir, workers=workers, labels=dataset_names(records), config=config,
+                              progress=report_progress)
