@@ -239,12 +239,61 @@ def synthesize(
 
 
 @app.command()
-def demo(out: Path = typer.Option(Path("qgen-out"), "--out", help="Output folder.")) -> None:
-    """Run the main job on the bundled demo data (data/demo) and print where the Parquet went."""
-    from qgen.demo import run_demo
+def demo(
+    out: Path = typer.Option(Path("qgen-out"), "--out", help="Output folder (its previous demo output is replaced)."),
+    quick: bool = typer.Option(False, "--quick", help="A smoke run: a tiny model for one epoch, a few LFs."),
+    dask_address: Optional[str] = typer.Option(None, "--dask-address", help="Synthesis shards on this Dask scheduler."),
+    dask_workers: int = typer.Option(0, "--dask-workers", help="Synthesis shards on a LocalCluster of N workers."),
+) -> None:
+    """Run the main job on the bundled demo data (data/demo) as Prefect flows: preprocess, train,
+    synthesize from the demo graph and tables; print the counts and where things went."""
+    from flows.demo import run_demo
 
-    for line in run_demo(out):
+    for line in run_demo(out, quick=quick, dask_address=dask_address, dask_workers=dask_workers):
         typer.echo(line)
+
+
+@app.command()
+def serve(
+    checkpoint: Path = typer.Option(..., "--checkpoint", help="The model (best.pt) the scheduled runs use."),
+    out: str = typer.Option("qgen-out/scheduled/{date}", "--out", help="The corpus folder of each run; {date} is "
+                                                                       "the run's scheduled day."),
+    from_graph: Optional[Path] = typer.Option(None, "--from-graph", help="Sample SPARQL from this RDF file."),
+    from_tables: List[Path] = typer.Option([], "--from-tables", help="Sample SQL from these CSV/Parquet tables."),
+    from_file: Optional[str] = typer.Option(None, "--from-file", help="LFs from a .jsonl/.parquet file."),
+    from_endpoint: Optional[str] = typer.Option(None, "--from-endpoint", help="Sample through a SPARQL endpoint."),
+    count: int = typer.Option(1000, "--count", help="Logical forms per run."),
+    seed: int = typer.Option(0, "--seed"),
+    beam: int = typer.Option(4, "--beam"),
+    shard_size: int = typer.Option(1000, "--shard-size"),
+    cron: str = typer.Option("0 3 * * *", "--cron", help="When to run (cron; default 03:00 daily)."),
+    timezone: Optional[str] = typer.Option(None, "--timezone", help="The cron's time zone (default UTC)."),
+    name: str = typer.Option("scheduled-corpus", "--name", help="The deployment's name."),
+    dask_address: Optional[str] = typer.Option(None, "--dask-address", help="Shards on this Dask scheduler."),
+    dask_workers: int = typer.Option(0, "--dask-workers", help="Shards on a LocalCluster of N workers."),
+    once: bool = typer.Option(False, "--once", help="Register, poll once and exit (the schedule stays active)."),
+    work_pool: Optional[str] = typer.Option(None, "--work-pool", help="Register for this work pool's workers "
+                                                                      "instead of serving here."),
+) -> None:
+    """Serve the synthesize flow as a scheduled deployment (qgen-synthesize/NAME) until stopped."""
+    from flows.serve import deploy_to_work_pool, deployment_parameters, serve_synthesis
+
+    params = deployment_parameters(str(checkpoint.resolve()), str(Path(out).resolve()),
+                                   str(from_graph.resolve()) if from_graph else None,
+                                   [str(p.resolve()) for p in from_tables],
+                                   str(Path(from_file).resolve()) if from_file and Path(from_file).exists() else from_file,
+                                   from_endpoint, count, seed,
+                                   beam, shard_size, dask_address, dask_workers)
+    when = f"cron '{cron}'{f' ({timezone})' if timezone else ''}"
+    if work_pool:
+        deployment_id = deploy_to_work_pool(params, work_pool, cron=cron, name=name, timezone=timezone)
+        typer.echo(f"deployment {deployment_id} (qgen-synthesize/{name}, {when}) registered on work pool "
+                   f"{work_pool!r}; start a worker: prefect worker start --pool {work_pool}")
+        return
+    typer.echo(f"serving qgen-synthesize/{name} on {when} with {json.dumps(params)}")
+    deployment_id = serve_synthesis(params, cron=cron, name=name, timezone=timezone, run_once=once)
+    typer.echo(f"deployment {deployment_id} registered; its schedule is active" if once else
+               f"stopped serving deployment {deployment_id}; its schedule is paused")
 
 
 def run() -> None:

@@ -1,32 +1,78 @@
-"""The main job on the bundled demo data (``data/demo``).
+"""The demo's data and sizes, and how its results are shown: plain helpers, no Prefect.
 
-For now the pipeline ends at preprocessing: the demo tokenizes ``data/demo/sample.jsonl`` into
-Parquet and shows a few examples and rejects. Later stages (training, synthesis) extend it.
+The demo itself runs as Prefect flows (``flows/demo.py``, behind ``qgen demo``): preprocess
+``data/demo/train_pairs.jsonl``, train a small Copy + Scratchpad model on the CPU, sample logical
+forms from ``data/demo/demo_kg.ttl`` and the demo tables, and synthesize a corpus for each.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
 DEMO_DIR = Path(__file__).resolve().parent.parent / "data" / "demo"
+TABLES = ("ferries.csv", "festivals.csv")
 
 
-def run_demo(out: str | Path, demo_dir: Path = DEMO_DIR, workers: int | None = None) -> Iterator[str]:
-    """Preprocess the demo sample into ``<out>/preprocessed``; yield lines to print."""
-    import pyarrow.parquet as pq
+@dataclass(frozen=True)
+class DemoSizes:
+    """How big the demo's model and corpora are (the full demo stays under 5 minutes on 2 cores)."""
 
-    from qgen.preprocess import preprocess_dataset
+    epochs: int = 40
+    hidden: int = 128
+    embedding: int = 64
+    layers: int = 1
+    dropout: float = 0.1
+    learning_rate: float = 3e-3
+    batch_size: int = 16
+    teacher_forcing: float = 1.0
+    max_train_seconds: float = 180.0  # no new epoch after this; the demo's time guard on slow machines
+    graph_count: int = 300  # logical forms sampled from the graph
+    table_count: int = 200  # and from the tables
+    shard_size: int = 100
+    beam: int = 4
+    torch_threads: int = 1  # small matrices: one thread is as fast, and never oversubscribes a busy machine
 
-    sample = demo_dir / "sample.jsonl"
-    if not sample.is_file():
-        raise FileNotFoundError(f"demo data not found at {sample} (run from a qgen checkout)")
-    target = Path(out) / "preprocessed"
-    report = preprocess_dataset(str(sample), target, workers=workers)
-    yield report.summary()
-    examples = pq.read_table(target / "train.parquet").to_pylist()
-    for row in examples[:3]:
-        yield f"  example {row['id']}: {' '.join(row['lf_tokens'])}  ->  {' '.join(row['question_tokens'])}"
-    for row in pq.read_table(target / "rejects.parquet").to_pylist():
-        yield f"  reject  {row['id']} [{row['stage']}]: {row['error']}"
-    for path in report.files:
-        yield f"wrote {Path(path).resolve()}"
+
+FULL = DemoSizes()
+QUICK = DemoSizes(epochs=1, hidden=16, embedding=8, graph_count=12, table_count=8, shard_size=5, beam=2)
+
+
+@dataclass(frozen=True)
+class DemoFiles:
+    pairs: Path
+    graph: Path
+    tables: tuple[Path, ...]
+
+
+def demo_files(demo_dir: Path = DEMO_DIR) -> DemoFiles:
+    """The demo's inputs; a clear error outside a qgen checkout."""
+    files = DemoFiles(demo_dir / "train_pairs.jsonl", demo_dir / "demo_kg.ttl", tuple(demo_dir / t for t in TABLES))
+    for path in (files.pairs, files.graph, *files.tables):
+        if not path.is_file():
+            raise FileNotFoundError(f"demo data not found at {path} (run from a qgen checkout)")
+    return files
+
+
+def brief(logical_form: str) -> str:
+    """A logical form on one line without its PREFIX and FILTER lines (what a reader looks at)."""
+    lines = [line for line in logical_form.splitlines() if not line.lstrip().startswith(("PREFIX", "FILTER"))]
+    return " ".join(" ".join(lines).split())
+
+
+def corpus_lines(corpus: str | Path, label: str, samples: int = 4) -> Iterator[str]:
+    """The counts of a synthesized corpus and a few of its pairs (spread over it), as lines to print."""
+    import json
+
+    import pyarrow.dataset as ds
+
+    corpus = Path(corpus)
+    manifest = json.loads((corpus / "manifest.json").read_text())
+    counts = manifest["counts"]
+    stages = ", ".join(f"{k} {v}" for k, v in counts["rejects_by_stage"].items()) or "none"
+    yield f"{label}: inputs {counts['inputs']} = pairs {counts['pairs']} + rejects {counts['rejects']} ({stages})"
+    if counts["pairs"]:
+        rows = ds.dataset(corpus / "pairs", format="parquet").to_table(columns=["logical_form", "question"]).to_pylist()
+        for row in rows[:: max(1, len(rows) // samples)][:samples]:
+            yield f"  Q: {row['question']}"
+            yield f"     LF: {brief(row['logical_form'])}"

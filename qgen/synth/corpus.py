@@ -20,6 +20,12 @@ rows do not depend on what ran before it. Resuming needs the same settings (mode
 size, beam, batch size, thresholds, seed, device type: checked against the manifest); bitwise equal
 scores also need the same torch build and thread count (and, on a GPU, deterministic kernels).
 Renames protect against a killed process, not against power loss (no fsync).
+
+Shards elsewhere: ``map_shards`` hands the shards to a caller's map (a Dask cluster through the
+Prefect flows): each is a picklable ``ShardJob`` and ``write_shard(job)`` writes its two files and
+returns its manifest entry; the manifest and the card are still written here, in this process, as
+the entries come back. A shard's rows depend only on its job, so the corpus is the one this
+function writes by itself.
 """
 from __future__ import annotations
 
@@ -28,7 +34,7 @@ import json
 import os
 import shutil
 import time
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from itertools import islice
 from pathlib import Path
@@ -57,15 +63,41 @@ def shard_name(index: int) -> str:
     return f"part-{index:05d}.parquet"
 
 
+@dataclass(frozen=True)
+class ShardJob:
+    """One shard and everything needed to write it on another process or machine (picklable).
+
+    ``items``: (input position, record with a stable id, duplicate-id message or None);
+    ``writer_options``: ``QuestionWriter`` keyword arguments; ``meta``: the shard files' footer.
+    """
+
+    index: int
+    items: tuple[tuple[int, RawExample, str | None], ...]
+    input_sha256: str
+    out_dir: str
+    checkpoint: str
+    writer_options: dict[str, Any]
+    thresholds: FilterThresholds
+    seed: int
+    meta: dict[str, Any]
+    labels: Callable[[str], str | None] | None = field(default=None, compare=False)
+
+
+ShardMap = Callable[[Callable[[ShardJob], dict[str, Any]], Iterable[ShardJob]], Iterable[dict[str, Any]]]
+
+
 def synthesize(records: Iterable[RawExample], checkpoint: str | Path, out_dir: str | Path, shard_size: int = 1000,
                beam: int = 4, thresholds: FilterThresholds | None = None, seed: int = 1, batch_size: int = 32,
                alpha: float = 1.0, max_len: int = 40, max_src_len: int = 400, device: str = "auto",
                tokenize_timeout_s: float | None = 10.0, labels: Callable[[str], str | None] | None = None,
-               sample_size: int = 10, log: Callable[[str], None] = print) -> dict[str, Any]:
+               sample_size: int = 10, log: Callable[[str], None] = print,
+               map_shards: ShardMap | None = None) -> dict[str, Any]:
     """Generate, filter and write the corpus for ``records``; returns the final manifest.
 
     Starting it again on the same ``out_dir`` with the same input and settings resumes (see the
-    module docstring); other settings raise ``CorpusError``.
+    module docstring); other settings raise ``CorpusError``. ``map_shards(write_shard, jobs)``, if
+    given, must call ``write_shard`` once per job (anywhere: threads, processes, a cluster) and yield
+    every returned entry (in any order); by default each shard is written here, one after another.
     """
     if shard_size < 1:
         raise ValueError(f"shard_size must be >= 1, got {shard_size}")
@@ -78,37 +110,68 @@ def synthesize(records: Iterable[RawExample], checkpoint: str | Path, out_dir: s
                 "thresholds": thresholds.as_dict(), "schema_version": SCHEMA_VERSION}
     manifest = _open_manifest(out, settings)
     created_at = datetime.fromisoformat(manifest["created_at"])
-    writer = QuestionWriter(checkpoint, beam=beam, alpha=alpha, max_len=max_len, batch_size=batch_size,
-                            max_src_len=max_src_len, device=device,
-                            tokenize_timeout_s=tokenize_timeout_s, labels=labels,
-                            ignore_tokens=thresholds.ignore_tokens, created_at=created_at)
+    writer_options = {"beam": beam, "alpha": alpha, "max_len": max_len, "batch_size": batch_size,
+                      "max_src_len": max_src_len, "device": device, "tokenize_timeout_s": tokenize_timeout_s,
+                      "ignore_tokens": thresholds.ignore_tokens, "created_at": created_at}
+    writer = QuestionWriter(checkpoint, labels=labels, **writer_options)
     manifest["model"] = {"path": str(checkpoint), "checksum": checksum, "model_id": writer.model_id,
                          "copy": writer.copy_mode, "config": writer.model.cfg.as_dict()}
-    overcopy_filter = OverCopyFilter(thresholds)
     done = {entry["index"]: entry for entry in manifest["shards"]}
-    seen_ids: dict[str, int] = {}
-    shards = 0
-    for index, items in enumerate(_shards(records, shard_size, seen_ids)):
-        shards += 1
-        digest = _input_digest(items)
-        entry = done.get(index)
-        if entry is not None and (entry["input_sha256"] != digest or entry["inputs"] != len(items)):
-            raise CorpusError(f"{out}: the input of shard {index} (positions {items[0][0]}-{items[-1][0]}) differs "
-                              "from the run that wrote it; use another out_dir for other input")
-        if entry is not None and _finished(out, entry):
-            continue
-        started = time.perf_counter()
-        torch.manual_seed(seed * 1_000_003 + index)  # per shard: a shard's rows never depend on the others
-        pairs, rejects, verdicts = _make_rows(items, writer, overcopy_filter)
-        entry = {"index": index, "first_position": items[0][0], "inputs": len(items), "input_sha256": digest,
-                 **_write_shard(out, index, pairs, rejects, manifest),
-                 "rejects_by_stage": _count_stages(rejects), "filter": filter_statistics(verdicts),
-                 "seconds": round(time.perf_counter() - started, 3)}
-        done[index] = entry
+    counted = {"shards": 0}
+
+    def jobs() -> Iterator[ShardJob]:
+        """The shards still to write (finished ones are skipped after checking their input)."""
+        for index, items in enumerate(_shards(records, shard_size, {})):
+            counted["shards"] += 1
+            digest = _input_digest(items)
+            entry = done.get(index)
+            if entry is not None and (entry["input_sha256"] != digest or entry["inputs"] != len(items)):
+                raise CorpusError(f"{out}: the input of shard {index} (positions {items[0][0]}-{items[-1][0]}) "
+                                  "differs from the run that wrote it; use another out_dir for other input")
+            if entry is not None and _finished(out, entry):
+                continue
+            meta = {"schema_version": SCHEMA_VERSION, "shard": index, "created_at": manifest["created_at"],
+                    "model": manifest["model"]["model_id"], "settings": manifest["settings"]}
+            yield ShardJob(index, tuple(items), digest, str(out), str(checkpoint), writer_options, thresholds, seed,
+                           meta, labels)
+
+    if map_shards is None:
+        overcopy_filter = OverCopyFilter(thresholds)
+        entries: Iterable[dict[str, Any]] = (_write_job(job, writer, overcopy_filter) for job in jobs())
+    else:
+        entries = map_shards(write_shard, jobs())
+    for entry in entries:
+        done[entry["index"]] = entry
         manifest["shards"] = [done[i] for i in sorted(done)]
         _write_json(out / "manifest.json", manifest)  # last: the shard is finished from here on
-        log(f"shard {index}: {len(items)} inputs -> {len(pairs)} pairs + {len(rejects)} rejects")
-    return _finish(out, manifest, shards, seed, sample_size, log)
+        log(f"shard {entry['index']}: {entry['inputs']} inputs -> {entry['pairs']['rows']} pairs + "
+            f"{entry['rejects']['rows']} rejects")
+    return _finish(out, manifest, counted["shards"], seed, sample_size, log)
+
+
+_writers: dict[tuple, QuestionWriter] = {}  # per process: the last checkpoint loaded by write_shard
+
+
+def write_shard(job: ShardJob) -> dict[str, Any]:
+    """Write one shard's two files (see ``synthesize``'s ``map_shards``); returns its manifest entry."""
+    key = (job.checkpoint, repr(sorted(job.writer_options.items())), id(job.labels) if job.labels else None)
+    writer = _writers.get(key)
+    if writer is None:
+        _writers.clear()
+        writer = _writers[key] = QuestionWriter(job.checkpoint, labels=job.labels, **job.writer_options)
+    return _write_job(job, writer, OverCopyFilter(job.thresholds))
+
+
+def _write_job(job: ShardJob, writer: QuestionWriter, overcopy_filter: OverCopyFilter) -> dict[str, Any]:
+    """Generate, filter and write one shard; its manifest entry."""
+    started = time.perf_counter()
+    torch.manual_seed(job.seed * 1_000_003 + job.index)  # per shard: a shard's rows never depend on the others
+    items = list(job.items)
+    pairs, rejects, verdicts = _make_rows(items, writer, overcopy_filter)
+    return {"index": job.index, "first_position": items[0][0], "inputs": len(items), "input_sha256": job.input_sha256,
+            **_write_shard(Path(job.out_dir), job.index, pairs, rejects, job.meta),
+            "rejects_by_stage": _count_stages(rejects), "filter": filter_statistics(verdicts),
+            "seconds": round(time.perf_counter() - started, 3)}
 
 
 def _shards(records: Iterable[RawExample], size: int, seen_ids: dict[str, int]
@@ -164,10 +227,8 @@ def _make_rows(items: list[tuple[int, RawExample, str | None]], writer: Question
 
 
 def _write_shard(out: Path, index: int, pairs: list[PairRow], rejects: list[RejectRow],
-                 manifest: dict[str, Any]) -> dict[str, Any]:
+                 meta: dict[str, Any]) -> dict[str, Any]:
     """Both files of a shard, each complete under .tmp/ before it is renamed into place."""
-    meta = {"schema_version": SCHEMA_VERSION, "shard": index, "created_at": manifest["created_at"],
-            "model": manifest["model"]["model_id"], "settings": manifest["settings"]}
     files = {}
     for kind, rows, schema in (("pairs", pairs, PAIR_SCHEMA), ("rejects", rejects, REJECT_SCHEMA)):
         staged = out / ".tmp" / kind / shard_name(index)

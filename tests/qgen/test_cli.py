@@ -66,9 +66,23 @@ def test_preprocess_prints_the_three_counts(tmp_path: Path, demo_sample: Path) -
 
 
 def test_demo_runs_and_says_where_the_parquet_went(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["demo", "--out", str(tmp_path)])
+    """The demo through its flows (quick sizes; Prefect's test harness stands in for the embedded server)."""
+    import pandas as pd
+    import torch
+    from prefect.testing.utilities import prefect_test_harness
+
+    torch.set_num_threads(1)
+    with prefect_test_harness(server_startup_timeout=120):
+        result = runner.invoke(app, ["demo", "--out", str(tmp_path), "--quick"])
     assert result.exit_code == 0, result.output
     assert f"wrote {(tmp_path / 'preprocessed' / 'train.parquet').resolve()}" in result.stdout
+    assert f"wrote {(tmp_path / 'model' / 'best.pt').resolve()}" in result.stdout
+    for corpus, inputs in (("graph", 12), ("tables", 8)):
+        folder = (tmp_path / "corpus" / corpus).resolve()
+        assert f"wrote {folder}/pairs/*.parquet" in result.stdout
+        pairs, rejects = pd.read_parquet(folder / "pairs"), pd.read_parquet(folder / "rejects")
+        assert len(pairs) + len(rejects) == inputs
+        assert f"inputs {inputs} = pairs {len(pairs)} + rejects {len(rejects)}" in result.stdout
 
 
 def test_console_script_turns_exceptions_into_one_line() -> None:

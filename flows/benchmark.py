@@ -1,0 +1,69 @@
+"""Benchmark flow: the results tables, one task per library call.
+
+Preprocess the dataset once (the cached preprocess task), train and evaluate each model of the
+tables (``qgen.benchmark.run_variant``: resumable, so a retried or re-run model continues from its
+last epoch), then rewrite the dataset's results README (``qgen.results_table.write_results_readme``).
+The metrics of every model are published as a markdown table, with a link to the README.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Optional
+
+from prefect import flow, get_run_logger, task
+
+from flows.artifacts import metrics_markdown, publish
+from flows.preprocess import preprocess_task
+
+ALL_MODELS = ["seq2seq", "seq2seq_priors", "copynet", "coverage", "scratchpad", "scratchpad_extended"]
+
+
+@task(name="train-and-evaluate", task_run_name="{variant.name}", persist_result=True, retries=1,
+      retry_delay_seconds=5)
+def run_variant_task(dataset: str, variant: Any, prep: str, work_dir: str, results: str, train_config: dict[str, Any],
+                     data_dir: Optional[str] = None) -> dict[str, Any]:
+    from qgen.benchmark import run_variant
+    from qgen.train import TrainConfig
+
+    return run_variant(dataset, variant, prep, work_dir, results, TrainConfig(**train_config),
+                       data_dir=Path(data_dir) if data_dir else None, log=get_run_logger().info)
+
+
+@task(name="results-readme", retries=2, retry_delay_seconds=2)
+def results_readme_task(results_dir: str, dataset: str) -> str:
+    from qgen.results_table import write_results_readme
+
+    return str(write_results_readme(Path(results_dir), dataset))
+
+
+@flow(name="qgen-benchmark", log_prints=True)
+def benchmark_flow(dataset: str = "webqsp", models: Optional[list[str]] = None, epochs: int = 75,
+                   max_seconds: Optional[float] = None, batch_size: int = 32, glove: Optional[str] = None,
+                   data_dir: Optional[str] = None, work_dir: str = "out/benchmarks",
+                   results: str = "benchmarks/results", hidden: Optional[int] = None,
+                   embedding: Optional[int] = None) -> list[dict[str, Any]]:
+    """Train and evaluate ``models`` (default: every row of the tables) on ``dataset``; returns their metrics.
+
+    ``hidden`` / ``embedding`` shrink the models (a smoke run); None keeps the paper's sizes.
+    """
+    from qgen.model import VARIANTS
+
+    models = models or ALL_MODELS
+    unknown = [m for m in models if m not in VARIANTS]
+    if unknown:
+        raise ValueError(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(VARIANTS)}")
+    prep = Path(work_dir).resolve() / "prep" / dataset
+    preprocess_task.with_options(refresh_cache=not (prep / "counts.json").is_file())(dataset, str(prep), data_dir)
+    train_config = {"epochs": epochs, "max_seconds": max_seconds, "batch_size": batch_size, "glove_path": glove}
+    sizes = {k: v for k, v in (("hidden_size", hidden), ("embedding_dim", embedding)) if v}
+    metrics = []
+    for name in models:
+        variant = VARIANTS[name]
+        variant = replace(variant, model=replace(variant.model, **sizes)) if sizes else variant
+        metrics.append(run_variant_task(dataset, variant, str(prep), str(Path(work_dir).resolve()),
+                                        str(Path(results).resolve()), train_config, data_dir))
+    readme = results_readme_task(str(Path(results).resolve() / dataset), dataset)
+    publish(f"qgen-benchmark-{dataset}", metrics_markdown(dataset, metrics), readme, f"results README {readme}",
+            "full test set and the no-OOV subset; scores on a 0-100 scale")
+    return metrics

@@ -1,0 +1,85 @@
+"""The demo as Prefect flows: preprocess -> train -> synthesize from the demo graph and tables.
+
+``run_demo(out)`` (behind ``qgen demo``) runs ``demo_flow`` and yields the lines to print. Each
+step is one of the project's flows, run as a subflow: ``qgen-preprocess`` on
+``data/demo/train_pairs.jsonl``, ``qgen-train`` (a small Copy + Scratchpad model with See et al.'s
+extended-vocabulary copy, on the CPU), and ``qgen-synthesize`` twice: logical forms sampled from
+``demo_kg.ttl`` and from the demo tables. Without ``PREFECT_API_URL`` the flows report to
+Prefect's embedded server, started for the run and stopped after it.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+from prefect import flow
+
+from flows.preprocess import preprocess_flow
+from flows.synthesize import synthesize_flow
+from flows.train import train_flow
+from qgen.demo import DEMO_DIR, FULL, QUICK, DemoSizes, corpus_lines, demo_files
+
+MODEL = "scratchpad_extended"  # Copy + Scratchpad; the extended vocabulary copies names unseen in training
+SEED = 3
+
+
+@flow(name="qgen-demo", log_prints=True)
+def demo_flow(out: str = "qgen-out", sizes: Optional[dict[str, Any]] = None, demo_dir: Optional[str] = None,
+              dask_address: Optional[str] = None, dask_workers: int = 0) -> dict[str, Any]:
+    """The whole pipeline on the bundled demo data; returns what each step wrote."""
+    s = DemoSizes(**(sizes or {}))
+    files = demo_files(Path(demo_dir) if demo_dir else DEMO_DIR)
+    root = Path(out).resolve()
+    report = preprocess_flow(str(files.pairs), str(root / "preprocessed"), workers=1)
+    trained = train_flow(str(root / "preprocessed" / "train.parquet"), str(root / "model"), model=MODEL,
+                         epochs=s.epochs, batch_size=s.batch_size, learning_rate=s.learning_rate,
+                         teacher_forcing=s.teacher_forcing, hidden=s.hidden, embedding=s.embedding, layers=s.layers,
+                         dropout=s.dropout, max_seconds=s.max_train_seconds, seed=SEED)
+    common = {"checkpoint": trained["checkpoint"], "seed": SEED, "beam": s.beam, "shard_size": s.shard_size,
+              "dask_address": dask_address, "dask_workers": dask_workers}
+    graph = synthesize_flow(out=str(root / "corpus" / "graph"), from_graph=str(files.graph), count=s.graph_count,
+                            **common)
+    tables = synthesize_flow(out=str(root / "corpus" / "tables"), from_tables=[str(t) for t in files.tables],
+                             count=s.table_count, **common)
+    return {"preprocess": report.summary(), "files": report.files, "train": trained,
+            "corpora": {"graph": str(root / "corpus" / "graph"), "tables": str(root / "corpus" / "tables")},
+            "counts": {"graph": graph["counts"], "tables": tables["counts"]}}
+
+
+def run_demo(out: str | Path = "qgen-out", quick: bool = False, dask_address: Optional[str] = None,
+             dask_workers: int = 0, demo_dir: Path = DEMO_DIR) -> Iterator[str]:
+    """Run the demo flow into ``out`` (its previous demo output is replaced); yield lines to print."""
+    import torch
+
+    sizes = QUICK if quick else FULL
+    torch.set_num_threads(sizes.torch_threads)
+    root = Path(out).resolve()
+    for stale in ("preprocessed", "model", "corpus"):  # a fresh run: a resumed model would not match its corpus
+        shutil.rmtree(root / stale, ignore_errors=True)
+    # The embedded server (started for this run when no PREFECT_API_URL is set) inherits this:
+    # no usage telemetry from a demo, and no failing calls to it on a machine without internet.
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    from prefect.settings import PREFECT_API_URL
+
+    api = PREFECT_API_URL.value()
+    yield (f"qgen demo: preprocess -> train -> synthesize as Prefect flows, reporting to "
+           f"{api or 'an embedded Prefect server (set PREFECT_API_URL to use yours)'}")
+    started = time.perf_counter()
+    result = demo_flow(str(root), asdict(sizes), str(demo_dir), dask_address, dask_workers)
+    seconds = time.perf_counter() - started
+    yield f"preprocessed {result['preprocess']}"
+    t = result["train"]
+    yield (f"trained {MODEL} (Copy + Scratchpad, hidden {sizes.hidden}) for {t['epochs_run']} epochs on {t['device']}; "
+           f"best epoch {t['best_epoch']} (validation loss {t['best_valid_loss']:.3f})")
+    for name, corpus in result["corpora"].items():
+        yield from corpus_lines(corpus, f"corpus from the demo {'graph' if name == 'graph' else 'tables'}")
+    for path in result["files"]:
+        yield f"wrote {Path(path).resolve()}"
+    yield f"wrote {t['checkpoint']}"
+    for corpus in result["corpora"].values():
+        yield f"wrote {corpus}/pairs/*.parquet, rejects/*.parquet, manifest.json, README.md"
+    yield f"done in {seconds:.0f} s; load a corpus with pandas.read_parquet('{result['corpora']['graph']}/pairs')"

@@ -1,0 +1,65 @@
+"""Scheduled corpus runs: the synthesize flow served as a deployment with a cron schedule.
+
+``serve_synthesis`` (behind ``qgen serve``) registers the deployment ``qgen-synthesize/<name>``
+with its schedule and default parameters (the source, how many logical forms, the model) on the
+Prefect API (``PREFECT_API_URL``, else the embedded server) and polls for its runs until stopped.
+Stopping pauses the schedule (Prefect's default for served flows). ``run_once`` registers, polls
+once and returns, leaving the schedule active: a check, or a registration for a worker.
+
+``deploy_to_work_pool`` (``qgen serve --work-pool NAME``) registers the same deployment for a work
+pool instead: a ``prefect worker start --pool NAME`` process (anywhere that sees the code and the
+files) then runs the scheduled runs. Either way the runs need a Prefect server with its scheduler
+(``prefect server start``); the embedded server has none.
+"""
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any, Optional
+
+from prefect.runner import Runner
+from prefect.schedules import Cron
+from prefect.types.entrypoint import EntrypointType
+
+from flows.synthesize import synthesize_flow
+
+DEPLOYMENT = "scheduled-corpus"
+
+
+def deployment_parameters(checkpoint: str, out: str, from_graph: Optional[str] = None,
+                          from_tables: Optional[list[str]] = None, from_file: Optional[str] = None,
+                          from_endpoint: Optional[str] = None, count: int = 1000, seed: int = 0, beam: int = 4,
+                          shard_size: int = 1000, dask_address: Optional[str] = None,
+                          dask_workers: int = 0) -> dict[str, Any]:
+    """The deployment's default parameters: exactly one source, as ``qgen synthesize`` asks."""
+    sources = [x for x in (from_graph, from_tables or None, from_file, from_endpoint) if x]
+    if len(sources) != 1:
+        raise ValueError("give exactly one of --from-graph, --from-tables, --from-file, --from-endpoint")
+    params = {"checkpoint": checkpoint, "out": out, "from_graph": from_graph, "from_tables": from_tables or None,
+              "from_file": from_file, "from_endpoint": from_endpoint, "count": count, "seed": seed, "beam": beam,
+              "shard_size": shard_size, "dask_address": dask_address, "dask_workers": dask_workers}
+    return {k: v for k, v in params.items() if v is not None}
+
+
+def serve_synthesis(parameters: dict[str, Any], cron: str = "0 3 * * *", name: str = DEPLOYMENT,
+                    timezone: Optional[str] = None, run_once: bool = False) -> str:
+    """Register the scheduled deployment and serve it; returns its id (after the runner stops)."""
+    runner = Runner(name=f"qgen-{name}", pause_on_shutdown=not run_once, limit=1)
+    schedule = Cron(cron, timezone=timezone) if timezone else Cron(cron)
+    deployment_id = runner.add_flow(synthesize_flow, name=name, schedules=[schedule], parameters=parameters,
+                                    description="A scheduled synthetic-corpus run (qgen serve)",
+                                    tags=["qgen", "synthesis"], entrypoint_type=EntrypointType.MODULE_PATH)
+    asyncio.run(runner.start(run_once=run_once))
+    return str(deployment_id)
+
+
+def deploy_to_work_pool(parameters: dict[str, Any], work_pool: str, cron: str = "0 3 * * *",
+                        name: str = DEPLOYMENT, timezone: Optional[str] = None) -> str:
+    """Register the scheduled deployment on ``work_pool`` (which must exist); returns its id."""
+    root = Path(__file__).resolve().parent.parent
+    schedule = Cron(cron, timezone=timezone) if timezone else Cron(cron)
+    deployable = synthesize_flow.from_source(source=str(root), entrypoint="flows/synthesize.py:synthesize_flow")
+    deployment_id = deployable.deploy(name=name, work_pool_name=work_pool, schedules=[schedule], parameters=parameters,
+                                      description="A scheduled synthetic-corpus run (qgen serve --work-pool)",
+                                      tags=["qgen", "synthesis"], print_next_steps=False, ignore_warnings=True)
+    return str(deployment_id)

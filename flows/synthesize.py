@@ -1,0 +1,125 @@
+"""Synthesize flow: logical forms from a file, a graph, an endpoint or tables -> a filtered corpus.
+
+The flow opens the source (``qgen.synth.sources.open_source``) and runs
+``qgen.synth.run.synthesize_from_source``, handing it a ``map_shards`` that makes every shard a
+task calling ``qgen.synth.corpus.write_shard``: run one after another in the flow's process by
+default, or submitted to a Dask cluster (``dask_address`` / ``dask_workers``, see
+``flows.runners``). Shards are written and recorded by the library exactly as in a plain
+``qgen synthesize`` run, so the corpus is the same either way; a shard task that fails is retried
+(its files are renamed into place only when complete), and a run started again skips finished
+shards. Artifacts: a markdown table of the corpus statistics and filter counts, and a link to it.
+"""
+from __future__ import annotations
+
+import json
+from collections import deque
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Optional
+
+from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
+
+from flows.artifacts import corpus_markdown, publish
+from flows.runners import dask_task_runner
+
+
+@task(name="synthesize-shard", task_run_name="shard-{index}", persist_result=True, cache_policy=NO_CACHE,
+      retries=2, retry_delay_seconds=2)
+def shard_task(job: Any, index: int) -> dict[str, Any]:
+    from qgen.synth.corpus import write_shard
+
+    return write_shard(job)
+
+
+def shard_mapper(submit: bool, in_flight: int = 32) -> Callable[[Callable, Iterable[Any]], Iterator[dict[str, Any]]]:
+    """``map_shards`` for the library: shard tasks called in turn, or submitted to the task runner
+    with at most ``in_flight`` shards (their inputs) out at a time; results come back in shard order."""
+    def map_shards(_write_shard: Callable, jobs: Iterable[Any]) -> Iterator[dict[str, Any]]:
+        if not submit:
+            for job in jobs:
+                yield shard_task(job, job.index)
+            return
+        window: deque = deque()
+        for job in jobs:
+            window.append(shard_task.submit(job, job.index))
+            if len(window) >= in_flight:
+                yield window.popleft().result()
+        while window:
+            yield window.popleft().result()
+
+    return map_shards
+
+
+@flow(name="qgen-synthesize-shards", log_prints=True)
+def synthesize_shards_flow(checkpoint: str, out: str, from_file: Optional[str] = None, from_graph: Optional[str] = None,
+                           from_endpoint: Optional[str] = None, from_tables: Optional[list[str]] = None,
+                           substitute_from: Optional[str] = None, count: int = 1000, seed: int = 0,
+                           max_answers: int = 10, beam: int = 4, shard_size: int = 1000, max_overcopy: int = 0,
+                           max_repeated_ngrams: int = 0, min_score: Optional[float] = None,
+                           data_dir: Optional[str] = None, submit: bool = False,
+                           in_flight: int = 32) -> dict[str, Any]:
+    """The corpus run itself, on whatever task runner the caller gave this flow."""
+    from qgen.synth.filter import FilterThresholds
+    from qgen.synth.run import synthesize_from_source
+    from qgen.synth.sources import open_source
+
+    logger = get_run_logger()
+    source = open_source(from_file, from_graph, from_endpoint, list(from_tables or []), substitute_from, count, seed,
+                         max_answers, data_dir=data_dir)
+    thresholds = FilterThresholds(max_overcopy=max_overcopy, max_repeated_ngrams=max_repeated_ngrams,
+                                  min_score=min_score)
+    return synthesize_from_source(source, checkpoint, out, beam=beam, shard_size=shard_size, thresholds=thresholds,
+                                  seed=seed, log=logger.info, map_shards=shard_mapper(submit, in_flight))
+
+
+@flow(name="qgen-synthesize", log_prints=True)
+def synthesize_flow(checkpoint: str, out: str = "qgen-out/corpus", from_file: Optional[str] = None,
+                    from_graph: Optional[str] = None, from_endpoint: Optional[str] = None,
+                    from_tables: Optional[list[str]] = None, substitute_from: Optional[str] = None,
+                    count: int = 1000, seed: int = 0, max_answers: int = 10, beam: int = 4, shard_size: int = 1000,
+                    max_overcopy: int = 0, max_repeated_ngrams: int = 0, min_score: Optional[float] = None,
+                    data_dir: Optional[str] = None, dask_address: Optional[str] = None,
+                    dask_workers: int = 0, in_flight: int = 32) -> dict[str, Any]:
+    """Write a (logical form, question) corpus to ``out``; returns its manifest.
+
+    Exactly one of ``from_file``, ``from_graph`` (optionally with ``substitute_from``),
+    ``from_endpoint``, ``from_tables``. ``dask_address``: an existing Dask scheduler;
+    ``dask_workers`` > 0: a LocalCluster of that many workers; neither: shards run here.
+    ``in_flight``: at most this many shards submitted to the cluster at a time (bounds memory).
+    ``out`` may hold ``{date}`` (the run's scheduled day, YYYY-MM-DD): one corpus per scheduled run.
+    """
+    out = str(Path(run_folder(out)).resolve())
+    runner = dask_task_runner(dask_address, dask_workers)
+    shards = synthesize_shards_flow if runner is None else synthesize_shards_flow.with_options(task_runner=runner)
+    manifest = shards(checkpoint, out, from_file, from_graph, from_endpoint, from_tables, substitute_from, count,
+                      seed, max_answers, beam, shard_size, max_overcopy, max_repeated_ngrams, min_score, data_dir,
+                      submit=runner is not None, in_flight=in_flight)
+    source_file = Path(out) / "source.json"
+    source = json.loads(source_file.read_text()) if source_file.is_file() else None
+    publish(f"qgen-synthesize-{Path(out).name}", corpus_markdown(manifest, source, sample_pairs(out), Path(out)),
+            Path(out) / "README.md", f"corpus card {Path(out) / 'README.md'}",
+            "inputs = pairs + rejects; pairs/ and rejects/ hold the Parquet shards")
+    return manifest
+
+
+def run_folder(out: str) -> str:
+    """``out`` with ``{date}`` replaced by the flow run's scheduled day (today outside a run)."""
+    if "{date}" not in out:
+        return out
+    from datetime import datetime, timezone
+
+    from prefect.runtime import flow_run
+
+    when = flow_run.scheduled_start_time or datetime.now(timezone.utc)
+    return out.replace("{date}", when.strftime("%Y-%m-%d"))
+
+
+def sample_pairs(out: str | Path, n: int = 5) -> list[tuple[str, str]]:
+    """(tokenized logical form, question) of the first ``n`` pairs, for the artifact."""
+    import pyarrow.dataset as ds
+
+    pairs = Path(out) / "pairs"
+    if not pairs.is_dir() or not any(pairs.iterdir()):
+        return []
+    rows = ds.dataset(pairs, format="parquet").head(n, columns=["lf_tokens", "question"]).to_pylist()
+    return [(" ".join(r["lf_tokens"])[:160], r["question"]) for r in rows]

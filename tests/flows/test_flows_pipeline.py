@@ -1,0 +1,93 @@
+"""The preprocess, train, synthesize and benchmark flows under Prefect's test harness: results,
+the preprocessing cache, retries configured, artifacts published."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Iterator
+
+import pandas as pd
+import pytest
+import torch
+from prefect.client.orchestration import get_client
+from prefect.settings import PREFECT_LOCAL_STORAGE_PATH, temporary_settings
+from prefect.testing.utilities import prefect_test_harness
+
+from flows.benchmark import benchmark_flow
+from flows.preprocess import input_checksum, preprocess_flow, preprocess_task
+from flows.synthesize import shard_task, synthesize_flow
+from flows.train import train_flow, train_task
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO = REPO / "data" / "demo"
+FIXTURES = REPO / "tests" / "fixtures" / "datasets"
+TINY = {"hidden": 16, "embedding": 8, "layers": 1, "dropout": 0.0}
+
+
+@pytest.fixture(scope="module")
+def harness(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    torch.set_num_threads(1)
+    with prefect_test_harness(server_startup_timeout=120):
+        with temporary_settings({PREFECT_LOCAL_STORAGE_PATH: tmp_path_factory.mktemp("prefect-results")}):
+            yield
+
+
+def artifacts(key: str) -> list:
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    with get_client(sync_client=True) as client:
+        return client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[key])))
+
+
+def test_preprocess_is_cached_on_the_input_checksum_and_code_version(harness: None, tmp_path: Path) -> None:
+    pairs = tmp_path / "pairs.jsonl"
+    shutil.copy(DEMO / "sample.jsonl", pairs)
+    out = tmp_path / "prep"
+    first = preprocess_flow(str(pairs), str(out), workers=1)
+    assert (first.inputs, first.total_examples, first.rejects) == (50, 45, 5)
+    written = (out / "counts.json").stat().st_mtime_ns
+    again = preprocess_flow(str(pairs), str(out), workers=1)  # same input and code: the cached report
+    assert again.summary() == first.summary() and (out / "counts.json").stat().st_mtime_ns == written
+    pairs.write_text("\n".join(pairs.read_text().splitlines()[:20]) + "\n")  # other input: runs again
+    assert preprocess_flow(str(pairs), str(out), workers=1).inputs == 20
+    shutil.rmtree(out)  # lost output: the cache is refreshed
+    assert preprocess_flow(str(pairs), str(out), workers=1).inputs == 20 and (out / "train.parquet").is_file()
+    assert input_checksum(str(pairs)) != input_checksum(str(DEMO / "sample.jsonl"))
+    markdown = artifacts("qgen-preprocess-pairs")
+    assert markdown and "| inputs | examples |" in markdown[-1].data
+    assert preprocess_task.retries >= 1 and preprocess_task.persist_result
+
+
+def test_train_then_synthesize_from_the_demo_tables_publishes_corpus_statistics(harness: None, tmp_path: Path) -> None:
+    prep = tmp_path / "prep"
+    preprocess_flow(str(DEMO / "train_pairs.jsonl"), str(prep), workers=1)
+    trained = train_flow(str(prep / "train.parquet"), str(tmp_path / "model"), epochs=1, batch_size=64,
+                         learning_rate=1e-2, **TINY)
+    assert trained["epochs_run"] == 1 and Path(trained["checkpoint"]).is_file()
+    tables = [str(DEMO / "ferries.csv"), str(DEMO / "festivals.csv")]
+    out = tmp_path / "corpus"
+    manifest = synthesize_flow(checkpoint=trained["checkpoint"], out=str(out), from_tables=tables, count=10,
+                               shard_size=4, beam=2, seed=2)
+    counts = manifest["counts"]
+    assert counts["inputs"] == 10 == counts["pairs"] + counts["rejects"] and len(manifest["shards"]) == 3
+    assert len(pd.read_parquet(out / "pairs")) == counts["pairs"]
+    assert json.loads((out / "source.json").read_text())["kind"] == "tables"
+    table = artifacts("qgen-synthesize-corpus")[-1]
+    assert "Over-copy filter" in table.data and "Rejects by stage" in table.data and "| outcome | draws |" in table.data
+    link = artifacts("qgen-synthesize-corpus-output")[-1]
+    assert (out / "README.md").resolve().as_uri() in link.data  # a link artifact: [text](uri)
+    assert artifacts("qgen-train-scratchpad-extended")
+    assert shard_task.retries >= 1 and train_task.retries >= 1 and shard_task.persist_result
+
+
+def test_benchmark_flow_trains_and_evaluates_each_model_and_publishes_the_metrics(harness: None, tmp_path: Path) -> None:
+    metrics = benchmark_flow("webqsp", ["copynet", "scratchpad"], epochs=1, batch_size=8, data_dir=str(FIXTURES),
+                             work_dir=str(tmp_path / "work"), results=str(tmp_path / "results"), hidden=16,
+                             embedding=8)
+    assert [m["model"] for m in metrics] == ["copynet", "scratchpad"]
+    assert all(m["epochs_run"] == 1 and isinstance(m["full"]["bleu_corpus"], float) for m in metrics)
+    readme = (tmp_path / "results" / "webqsp" / "README.md").read_text()
+    assert "| copynet | ours | 1/1 |" in readme and "| scratchpad | ours | 1/1 |" in readme
+    table = artifacts("qgen-benchmark-webqsp")[-1].data
+    assert "| copynet |" in table and "| scratchpad |" in table and "BLEU no-OOV" in table

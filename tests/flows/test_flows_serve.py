@@ -1,0 +1,77 @@
+"""``qgen serve`` registers the synthesize flow as a deployment with a cron schedule and parameters."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+from prefect.client.orchestration import get_client
+from prefect.testing.utilities import prefect_test_harness
+from typer.testing import CliRunner
+
+from flows.serve import deployment_parameters
+from qgen.cli import app
+
+REPO = Path(__file__).resolve().parents[2]
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def harness() -> Iterator[None]:
+    with prefect_test_harness(server_startup_timeout=120):
+        yield
+
+
+def test_serve_registers_a_scheduled_deployment(harness: None, tmp_path: Path) -> None:
+    checkpoint = tmp_path / "best.pt"
+    checkpoint.write_bytes(b"not read until a run starts")
+    graph = REPO / "data" / "demo" / "demo_kg.ttl"
+    result = runner.invoke(app, ["serve", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "corpus"),
+                                 "--from-graph", str(graph), "--count", "250", "--cron", "30 4 * * 1",
+                                 "--timezone", "Europe/Berlin", "--name", "nightly", "--dask-workers", "2", "--once"])
+    assert result.exit_code == 0, result.output
+    assert "serving qgen-synthesize/nightly on cron '30 4 * * 1'" in result.stdout
+    assert "registered; its schedule is active" in result.stdout
+    with get_client(sync_client=True) as client:
+        deployment = client.read_deployment_by_name("qgen-synthesize/nightly")
+    assert deployment.entrypoint == "flows.synthesize.synthesize_flow"
+    assert deployment.parameters == {"checkpoint": str(checkpoint), "out": str(tmp_path / "corpus"),
+                                     "from_graph": str(graph), "count": 250, "seed": 0, "beam": 4,
+                                     "shard_size": 1000, "dask_workers": 2}
+    [schedule] = deployment.schedules
+    assert schedule.active and schedule.schedule.cron == "30 4 * * 1"
+    assert schedule.schedule.timezone == "Europe/Berlin"
+
+
+def test_serve_registers_the_deployment_for_a_work_pool_instead(harness: None, tmp_path: Path) -> None:
+    from prefect.client.schemas.actions import WorkPoolCreate
+
+    with get_client(sync_client=True) as client:
+        client.create_work_pool(WorkPoolCreate(name="qgen-pool", type="process"))
+    tables = [str(REPO / "data" / "demo" / t) for t in ("ferries.csv", "festivals.csv")]
+    result = runner.invoke(app, ["serve", "--checkpoint", str(tmp_path / "best.pt"), "--from-tables", tables[0],
+                                 "--from-tables", tables[1], "--work-pool", "qgen-pool", "--name", "pooled"])
+    assert result.exit_code == 0, result.output
+    assert "registered on work pool 'qgen-pool'; start a worker: prefect worker start --pool qgen-pool" in result.stdout
+    with get_client(sync_client=True) as client:
+        deployment = client.read_deployment_by_name("qgen-synthesize/pooled")
+    assert deployment.work_pool_name == "qgen-pool" and deployment.entrypoint == "flows/synthesize.py:synthesize_flow"
+    assert deployment.parameters["from_tables"] == tables
+    assert deployment.parameters["out"].endswith("qgen-out/scheduled/{date}")  # one corpus per scheduled day
+    assert deployment.schedules[0].schedule.cron == "0 3 * * *"
+
+
+def test_run_folder_names_the_scheduled_day() -> None:
+    from datetime import datetime, timezone
+
+    from flows.synthesize import run_folder
+
+    assert run_folder("out/{date}") == "out/" + datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    assert run_folder("out/fixed") == "out/fixed"
+
+
+def test_serve_needs_exactly_one_source(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["serve", "--checkpoint", str(tmp_path / "best.pt"), "--once"])
+    assert result.exit_code != 0 and "exactly one of" in str(result.exception)
+    with pytest.raises(ValueError, match="exactly one"):
+        deployment_parameters("m.pt", "out", from_graph="g.ttl", from_file="lfs.jsonl")
