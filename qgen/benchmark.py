@@ -79,7 +79,9 @@ def run_variant(dataset: str, variant: Variant | str, prep_dir: str | Path, work
         "variant": {"entity_replacement": variant.entity_replacement, "beam": eval_beam or variant.beam,
                     "pretrained_vectors": result.pretrained_vectors, "model": variant.model.as_dict()},
         "train_config": asdict(cfg), "epochs_run": result.epochs_run, "epochs_planned": cfg.epochs,
-        "best_epoch": result.best_epoch, "train_wall_s": round(train_seconds, 1), "device": result.device,
+        "best_epoch": result.best_epoch, "train_wall_s": round(train_seconds, 1),  # this invocation only
+        "train_epochs_s": round(sum(h.seconds for h in result.history), 1),  # all epochs, across resumes
+        "device": result.device,
         "history": [asdict(h) for h in result.history], "commit": code_version(),
     })
     out = Path(results_dir) / dataset / variant.name / "metrics.json"

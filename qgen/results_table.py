@@ -55,7 +55,8 @@ def write_results_readme(dataset_dir: Path, dataset: str) -> Path:
     for name in names:
         run = runs[name]
         lines.append(f"- {name}: {run['epochs_run']} of {run['epochs_planned']} epochs on {run['device']} "
-                     f"(best epoch {run['best_epoch']}), train {run['train_wall_s']} s, decode "
+                     f"(best epoch {run['best_epoch']}), training {run.get('train_epochs_s', run['train_wall_s'])} s "
+                     f"(sum over epochs, across resumes), decode "
                      f"{run['decode_wall_s']} s, beam {run['variant']['beam']}, vectors: "
                      f"{run['variant']['pretrained_vectors']}, commit {run['commit']}; split: {run['split']}; "
                      f"sizes {run['sizes']}")
