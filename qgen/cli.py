@@ -231,8 +231,12 @@ def synthesize(
                          [str(p) for p in from_tables], substitute_from, count, seed, max_answers, data_dir=data_dir)
     thresholds = FilterThresholds(max_overcopy=max_overcopy, max_repeated_ngrams=max_repeated_ngrams,
                                   min_score=min_score)
-    manifest = synthesize_from_source(source, checkpoint, out, beam=beam, shard_size=shard_size,
-                                      thresholds=thresholds, seed=seed, log=typer.echo)
+    from qgen.progress import progress_bar
+
+    with progress_bar("synthesize") as update:
+        manifest = synthesize_from_source(source, checkpoint, out, beam=beam, shard_size=shard_size,
+                                          thresholds=thresholds, seed=seed, log=typer.echo,
+                                          progress=lambda done: update(done, None))
     counts = manifest["counts"]
     typer.echo(f"inputs={counts['inputs']} pairs={counts['pairs']} rejects={counts['rejects']}")
     typer.echo(f"wrote {out.resolve()}")

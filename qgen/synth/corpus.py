@@ -91,13 +91,15 @@ def synthesize(records: Iterable[RawExample], checkpoint: str | Path, out_dir: s
                alpha: float = 1.0, max_len: int = 40, max_src_len: int = 400, device: str = "auto",
                tokenize_timeout_s: float | None = 10.0, labels: Callable[[str], str | None] | None = None,
                sample_size: int = 10, log: Callable[[str], None] = print,
-               map_shards: ShardMap | None = None) -> dict[str, Any]:
+               map_shards: ShardMap | None = None,
+               progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Generate, filter and write the corpus for ``records``; returns the final manifest.
 
     Starting it again on the same ``out_dir`` with the same input and settings resumes (see the
     module docstring); other settings raise ``CorpusError``. ``map_shards(write_shard, jobs)``, if
     given, must call ``write_shard`` once per job (anywhere: threads, processes, a cluster) and yield
     every returned entry (in any order); by default each shard is written here, one after another.
+    ``progress(inputs_done)`` is called after each finished shard (a progress bar's feed).
     """
     if shard_size < 1:
         raise ValueError(f"shard_size must be >= 1, got {shard_size}")
@@ -146,6 +148,8 @@ def synthesize(records: Iterable[RawExample], checkpoint: str | Path, out_dir: s
         _write_json(out / "manifest.json", manifest)  # last: the shard is finished from here on
         log(f"shard {entry['index']}: {entry['inputs']} inputs -> {entry['pairs']['rows']} pairs + "
             f"{entry['rejects']['rows']} rejects")
+        if progress is not None:  # inputs in finished shards so far (for a progress bar)
+            progress(sum(e["inputs"] for e in done.values()))
     return _finish(out, manifest, counted["shards"], seed, sample_size, log)
 
 
