@@ -30,6 +30,18 @@ def run_variant_task(dataset: str, variant: Any, prep: str, work_dir: str, resul
                        data_dir=Path(data_dir) if data_dir else None, log=get_run_logger().info)
 
 
+@task(name="evaluation-plots", task_run_name="plots-{variant.name}", retries=1, retry_delay_seconds=2)
+def plots_task(dataset: str, variant: Any, prep: str, work_dir: str, results: str,
+               data_dir: Optional[str] = None) -> list[str]:
+    """Attention heatmaps with the p_gen strip, loss curves, cumulative attention entropy (PNG)."""
+    from qgen.benchmark import dataset_pairs
+    from qgen.plots import write_evaluation_plots
+
+    test_pairs = dataset_pairs(dataset, Path(prep), variant.entity_replacement, Path(data_dir) if data_dir else None)[2]
+    checkpoint = Path(work_dir) / dataset / variant.name / "best.pt"
+    return [str(p) for p in write_evaluation_plots(checkpoint, test_pairs, Path(results) / dataset / variant.name / "plots")]
+
+
 @task(name="results-readme", retries=2, retry_delay_seconds=2)
 def results_readme_task(results_dir: str, dataset: str) -> str:
     from qgen.results_table import write_results_readme
@@ -63,6 +75,10 @@ def benchmark_flow(dataset: str = "webqsp", models: Optional[list[str]] = None, 
         variant = replace(variant, model=replace(variant.model, **sizes)) if sizes else variant
         metrics.append(run_variant_task(dataset, variant, str(prep), str(Path(work_dir).resolve()),
                                         str(Path(results).resolve()), train_config, data_dir))
+        pictures = plots_task(dataset, variant, str(prep), str(Path(work_dir).resolve()), str(Path(results).resolve()),
+                              data_dir)
+        publish(f"qgen-plots-{dataset}-{name}", "\n".join(f"![{Path(p).stem}]({Path(p).resolve().as_uri()})" for p in pictures),
+                Path(pictures[0]).parent, f"plots of {name}", f"evaluation plots of {name} on {dataset}")
     readme = results_readme_task(str(Path(results).resolve() / dataset), dataset)
     publish(f"qgen-benchmark-{dataset}", metrics_markdown(dataset, metrics), readme, f"results README {readme}",
             "full test set and the no-OOV subset; scores on a 0-100 scale")

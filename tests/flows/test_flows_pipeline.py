@@ -87,6 +87,10 @@ def test_benchmark_flow_trains_and_evaluates_each_model_and_publishes_the_metric
                              embedding=8)
     assert [m["model"] for m in metrics] == ["copynet", "scratchpad"]
     assert all(m["epochs_run"] == 1 and isinstance(m["full"]["bleu_corpus"], float) for m in metrics)
+    for name in ("copynet", "scratchpad"):  # the flow also draws each model's plots, as artifacts
+        plots = tmp_path / "results" / "webqsp" / name / "plots"
+        assert list(plots.glob("attention_*.png")) and (plots / "cumulative_entropy.png").exists(), name
+        assert ".png" in artifacts(f"qgen-plots-webqsp-{name}")[-1].data
     readme = (tmp_path / "results" / "webqsp" / "README.md").read_text()
     assert "| copynet | ours | 1/1 |" in readme and "| scratchpad | ours | 1/1 |" in readme
     table = artifacts("qgen-benchmark-webqsp")[-1].data
