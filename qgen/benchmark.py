@@ -102,6 +102,8 @@ def evaluate_checkpoint(checkpoint: Path, pairs: Sequence[Pair], beam: int, out_
     started = time.perf_counter()
     for chunk in sequential_batches(pairs, batch_size):
         batch = make_batch([p.src for p in chunk], None, src_vocab, tgt_vocab, model.cfg.copy).to(device)
+        # The greedy pass gives the read attentions for the entropy metric; with beam > 1 the
+        # predictions come from a second, beam pass (beam search keeps no attentions).
         greedy_hyps = greedy(model, batch, keep_attention=True)
         best = greedy_hyps if beam == 1 else [row[0] for row in beam_search(model, batch, beam=beam)]
         for pair, hyp, g, oovs, length in zip(chunk, best, greedy_hyps, batch.oovs, batch.src_lengths.tolist()):
