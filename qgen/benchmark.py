@@ -41,16 +41,28 @@ def dataset_pairs(dataset: str, prep_dir: Path, entity_replacement: bool,
         train_part, valid_part = holdout(train_all, 0.1, seed=1)
         return train_part, valid_part, first_per_group(read_pairs(prep_dir / "test.parquet", entity_replacement))
     if dataset == "wikisql":
-        from qgen.datasets.registry import load_dataset
-        from qgen.datasets.wikisql import table_disjoint_split
-
         official_test = read_pairs(prep_dir / "test.parquet", entity_replacement)
-        _, valid_raw = table_disjoint_split(list(load_dataset("wikisql", data_dir, "test")), fraction=0.1, seed=1)
-        valid_ids = {r.id for r in valid_raw}
+        valid_ids = wikisql_valid_ids(prep_dir, data_dir)
         train_part = [p for p in official_test if p.id not in valid_ids]
         valid_part = [p for p in official_test if p.id in valid_ids]
         return train_part, valid_part, read_pairs(prep_dir / "dev.parquet", entity_replacement)
     raise ValueError(f"no benchmark protocol for dataset {dataset!r} (webqsp, wikisql)")
+
+
+def wikisql_valid_ids(prep_dir: Path, data_dir: Path | None = None) -> set[str]:
+    """Ids of the table-disjoint validation tenth of WikiSQL's official test split.
+
+    Computed from the raw dataset (which needs sqlglot) once and kept in ``prep_dir/valid_ids.txt``,
+    so a GPU machine given only the preprocessed folder draws the same split without the parsers.
+    """
+    saved = prep_dir / "valid_ids.txt"
+    if not saved.exists():
+        from qgen.datasets.registry import load_dataset
+        from qgen.datasets.wikisql import table_disjoint_split
+
+        _, valid_raw = table_disjoint_split(list(load_dataset("wikisql", data_dir, "test")), fraction=0.1, seed=1)
+        saved.write_text("".join(f"{r.id}\n" for r in valid_raw))
+    return set(saved.read_text().split())
 
 
 def first_per_group(pairs: Sequence[Pair]) -> list[Pair]:
@@ -129,14 +141,13 @@ def _metrics(pairs: Sequence[Pair], predictions: dict, attentions: dict, evaluat
     if not pairs:
         return {"n": 0}
     return evaluate_corpus([predictions[p.id] for p in pairs], [p.tgt for p in pairs],
-                           attentions=[attentions[p.id].numpy() for p in pairs])
+                           attentions=[attentions[p.id].numpy() for p in pairs], sources=[p.src for p in pairs])
 
 
 def run_benchmark(dataset: str, models: Sequence[str], train_cfg: TrainConfig, work_dir: str | Path,
                   results_dir: str | Path, data_dir: str | Path | None = None,
                   log: Callable[[str], None] = print) -> Path:
     """Preprocess (once), train and evaluate each model, and rewrite the dataset's results README."""
-    from qgen.preprocess import preprocess_dataset
     from qgen.results_table import write_results_readme
 
     unknown = [m for m in models if m not in VARIANTS]
@@ -144,7 +155,11 @@ def run_benchmark(dataset: str, models: Sequence[str], train_cfg: TrainConfig, w
         raise ValueError(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(VARIANTS)}")
     prep = Path(work_dir) / "prep" / dataset
     if not (prep / "counts.json").exists():
+        from qgen.preprocess import preprocess_dataset  # the parsers (rdflib, sqlglot): only when preprocessing
+
         log(preprocess_dataset(dataset, prep, data_dir=data_dir).summary())
+    if dataset == "wikisql":
+        wikisql_valid_ids(prep, Path(data_dir) if data_dir else None)  # kept beside the Parquet (see there)
     for name in models:
         log(f"== {dataset} / {name}")
         metrics = run_variant(dataset, name, prep, work_dir, results_dir, train_cfg,

@@ -31,26 +31,30 @@ def write_results_readme(dataset_dir: Path, dataset: str) -> Path:
     lines = [f"# Results: {dataset}", "",
              "Written by `benchmarks/qgen_bench.py` from the metrics.json files beside this README; every "
              "number in the 'ours' rows was measured by our code. Scores are on a 0-100 scale "
-             "(OverCopy: extra word occurrences per question).", ""]
-    header = "| model | source | epochs | BLEU (sent) | METEOR (sent) | ROUGE-L (sent) | BLEU (corpus) | METEOR (corpus) | ROUGE-L (corpus) | OverCopy |"
-    lines += [header, "|" + "---|" * 10]
+             "(OverCopy: extra word occurrences per question, appendix B, summed over every word type; "
+             "OverCopy (src): the same sum over the words of the question's logical form only, not in the "
+             "paper: it separates surplus copies from rewordings).", ""]
+    header = ("| model | source | epochs | BLEU (sent) | METEOR (sent) | ROUGE-L (sent) | BLEU (corpus) | "
+              "METEOR (corpus) | ROUGE-L (corpus) | OverCopy | OverCopy (src) |")
+    lines += [header, "|" + "---|" * 11]
     for name in names:
         run, full = runs[name], runs[name]["full"]
         epochs = f"{run['epochs_run']}/{run['epochs_planned']}"
-        lines.append(f"| {name} | ours | {epochs} | " + " | ".join(_fmt(full.get(k)) for k in KEYS) + " |")
+        lines.append(f"| {name} | ours | {epochs} | " + " | ".join(_fmt(full.get(k)) for k in KEYS + ["overcopy_source"])
+                     + " |")
         paper = PAPER_WEBQSP.get(name) if dataset == "webqsp" else None
         if paper:
-            lines.append(f"| {name} | paper | 75 | " + " | ".join(_fmt(v) for v in paper) + " |")
+            lines.append(f"| {name} | paper | 75 | " + " | ".join(_fmt(v) for v in paper) + " | – |")
         elif dataset == "wikisql" and name in PAPER_WIKISQL:
-            lines.append(f"| {name} | paper | | | | | {PAPER_WIKISQL[name]:.2f} | | | |")
+            lines.append(f"| {name} | paper | | | | | {PAPER_WIKISQL[name]:.2f} | | | | |")
     lines += ["", "No-OOV subset (test examples whose every source and reference token is in the training "
-              "vocabularies):", "", "| model | n | BLEU (sent) | BLEU (corpus) | METEOR (corpus) | ROUGE-L (corpus) | OverCopy | attention entropy |",
-              "|" + "---|" * 8]
+              "vocabularies):", "", "| model | n | BLEU (sent) | BLEU (corpus) | METEOR (corpus) | ROUGE-L (corpus) | OverCopy | "
+              "OverCopy (src) | attention entropy |", "|" + "---|" * 9]
     for name in names:
         sub = runs[name]["no_oov"]
         lines.append(f"| {name} | {sub.get('n')} | " + " | ".join(_fmt(sub.get(k)) for k in
                      ["bleu_sentence_mean", "bleu_corpus", "meteor_corpus", "rouge_l_corpus", "overcopy",
-                      "attention_entropy"]) + " |")
+                      "overcopy_source", "attention_entropy"]) + " |")
     lines += ["", "Runs:", ""]
     for name in names:
         run = runs[name]

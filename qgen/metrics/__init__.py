@@ -16,6 +16,8 @@ from qgen.metrics.overcopy import (
     overcopy_against_source,
     overcopy_scores,
     overcopy_sentence,
+    overcopy_source,
+    overcopy_source_scores,
     repeated_ngrams,
 )
 from qgen.metrics.report import evaluate_corpus
@@ -37,6 +39,8 @@ __all__ = [
     "overcopy_against_source",
     "overcopy_scores",
     "overcopy_sentence",
+    "overcopy_source",
+    "overcopy_source_scores",
     "repeated_ngrams",
     "rouge_l",
     "sentence_attention_entropy",

@@ -48,6 +48,32 @@ def overcopy(generated: Sequence[Tokens], references: References) -> float:
     return mean(overcopy_scores(generated, references))
 
 
+def _content_words(source: Sequence[str]) -> set[str]:
+    """The source's word types that hold a letter or digit (``?``, ``(``, ``.`` are syntax, not words)."""
+    return {t for t in source if any(c.isalnum() for c in t)}
+
+
+def overcopy_source_scores(generated: Sequence[Tokens], references: References,
+                           sources: Sequence[Tokens]) -> list[int]:
+    """Eq. 17-19 restricted to the word types of each sentence's source (logical form) tokens.
+
+    Not in the paper: an aid to reading :func:`overcopy`. That sum also counts rewordings ("is" for
+    "does") as excess, so it mixes paraphrase with copying; restricted to words the model could have
+    copied from its input (entity names, relation words), it isolates repeated or surplus copies such
+    as "james james polk polk". Source words are those holding a letter or digit.
+    """
+    hyps, refs = align(generated, references)
+    if len(sources) != len(hyps):
+        raise ValueError(f"{len(hyps)} hypotheses but {len(sources)} sources: one source per hypothesis")
+    return [excess_count(Counter(h), _reference_counts(group), _content_words(token_list(src, f"source {i}")))
+            for i, (h, group, src) in enumerate(zip(hyps, refs, sources))]
+
+
+def overcopy_source(generated: Sequence[Tokens], references: References, sources: Sequence[Tokens]) -> float:
+    """Corpus mean of :func:`overcopy_source_scores`."""
+    return mean(overcopy_source_scores(generated, references, sources))
+
+
 def overcopy_against_source(
     generated_tokens: Tokens, source_tokens: Tokens, copyable: set[str] | None = None
 ) -> int:

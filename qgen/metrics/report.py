@@ -14,7 +14,7 @@ from qgen.metrics.bleu import corpus_bleu, sentence_bleu_mean
 from qgen.metrics.corpus import References, Tokens, align
 from qgen.metrics.entropy import attention_entropy
 from qgen.metrics.meteor import Meteor, MeteorResult, MetricUnavailableError
-from qgen.metrics.overcopy import overcopy
+from qgen.metrics.overcopy import overcopy, overcopy_source
 from qgen.metrics.rouge import rouge_l
 
 log = logging.getLogger(__name__)
@@ -44,6 +44,7 @@ def evaluate_corpus(
     attentions: Sequence[Any] | None = None,
     *,
     src_masks: Sequence[Any | None] | None = None,
+    sources: Sequence[Tokens] | None = None,
     meteor: bool = True,
     skip_meteor_if_unavailable: bool = True,
     meteor_scorer: Meteor | None = None,
@@ -53,7 +54,8 @@ def evaluate_corpus(
     Keys: ``n``, ``bleu_corpus``, ``bleu_sentence_mean``, ``bleu_signature``,
     ``bleu_sentence_signature``, ``meteor_corpus``, ``meteor_sentence_mean``,
     ``meteor_skipped_reason``, ``rouge_l_corpus``, ``rouge_l_sentence_mean``, ``overcopy`` and, when
-    ``attentions`` (one ``(tgt_len, src_len)`` array per hypothesis) are given, ``attention_entropy``.
+    ``attentions`` (one ``(tgt_len, src_len)`` array per hypothesis) are given, ``attention_entropy``;
+    when ``sources`` (the logical-form tokens, one list per hypothesis) are given, ``overcopy_source``.
 
     METEOR needs Java: when it is missing and ``skip_meteor_if_unavailable`` (the default), the METEOR
     values are ``None`` and ``meteor_skipped_reason`` says why; ``meteor=False`` skips it on purpose.
@@ -62,6 +64,8 @@ def evaluate_corpus(
     hyps, refs = align(hypotheses, references)
     if attentions is not None and len(attentions) != len(hyps):  # checked before the slow metrics
         raise ValueError(f"{len(hyps)} hypotheses but {len(attentions)} attention matrices")
+    if sources is not None and len(sources) != len(hyps):
+        raise ValueError(f"{len(hyps)} hypotheses but {len(sources)} sources")
     entropy = attention_entropy(attentions, src_masks) if attentions is not None else None
     bleu = corpus_bleu(hyps, refs)
     bleu_sentence = sentence_bleu_mean(hyps, refs)
@@ -85,4 +89,6 @@ def evaluate_corpus(
     }
     if entropy is not None:
         result["attention_entropy"] = entropy
+    if sources is not None:
+        result["overcopy_source"] = overcopy_source(hyps, refs, sources)
     return result

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from qgen.benchmark import run_variant
@@ -11,6 +13,15 @@ from qgen.results_table import write_results_readme
 from qgen.train import TrainConfig
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "datasets"
+BLOCK_PARSERS = """
+import sys
+from pathlib import Path
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split('.')[0] in ('prefect', 'rdflib', 'sqlglot'):
+            raise ImportError('blocked for this test: ' + name)
+sys.meta_path.insert(0, Block())
+"""
 
 
 def test_train_evaluate_and_table(tmp_path: Path) -> None:
@@ -26,7 +37,7 @@ def test_train_evaluate_and_table(tmp_path: Path) -> None:
     assert len((out / "references.txt").read_text().splitlines()) == len(ids)
     saved = json.loads((out / "metrics.json").read_text())
     assert saved["epochs_run"] == 2 and saved["variant"]["beam"] == 2 and saved["commit"]
-    for key in ("bleu_corpus", "bleu_sentence_mean", "rouge_l_corpus", "overcopy", "attention_entropy"):
+    for key in ("bleu_corpus", "bleu_sentence_mean", "rouge_l_corpus", "overcopy", "overcopy_source", "attention_entropy"):
         assert isinstance(saved["full"][key], float), key
     assert (tmp_path / "work" / "webqsp" / "scratchpad" / "best.pt").exists()
     table = write_results_readme(tmp_path / "results" / "webqsp", "webqsp").read_text()
@@ -35,3 +46,21 @@ def test_train_evaluate_and_table(tmp_path: Path) -> None:
     again = run_variant("webqsp", variant, prep, tmp_path / "work", tmp_path / "results",
                         TrainConfig(epochs=5, batch_size=4, learning_rate=1e-2, max_seconds=0), log=lambda _: None)
     assert again["epochs_run"] == 2 and again["epochs_planned"] == 5
+
+
+def test_wikisql_split_is_kept_beside_the_parquet(tmp_path: Path) -> None:
+    """The table-disjoint validation ids are stored once, then read without the raw dataset (GPU box)."""
+    from qgen.benchmark import dataset_pairs
+
+    prep = tmp_path / "prep"
+    preprocess_dataset("wikisql", prep, data_dir=FIXTURES, workers=1)
+    train, valid, test = dataset_pairs("wikisql", prep, True, FIXTURES)
+    assert (prep / "valid_ids.txt").exists() and valid and train and test
+    assert not {p.id for p in train} & {p.id for p in valid}
+    again = dataset_pairs("wikisql", prep, True, tmp_path / "no-such-datasets-dir")
+    assert [p.id for p in again[1]] == [p.id for p in valid]
+    # ... and without the parsers, as on the GPU image (no rdflib, sqlglot, prefect)
+    script = BLOCK_PARSERS + (f"from qgen.benchmark import dataset_pairs\n"
+                              f"print(len(dataset_pairs('wikisql', Path({str(prep)!r}), True)[1]))\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == str(len(valid)), proc.stderr[-2000:]

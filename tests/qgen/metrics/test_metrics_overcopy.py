@@ -12,6 +12,8 @@ from qgen.metrics.overcopy import (
     overcopy_against_source,
     overcopy_scores,
     overcopy_sentence,
+    overcopy_source,
+    overcopy_source_scores,
     repeated_ngrams,
 )
 
@@ -52,6 +54,18 @@ def test_against_source_counts_excess_copies() -> None:
     assert overcopy_against_source(question, source) == 2  # "barack" and "obama" once too often
     assert overcopy_against_source(question, source, copyable={"obama"}) == 1
     assert overcopy_against_source("who is barack obama 's wife ?".split(), source) == 0
+
+
+def test_overcopy_source_counts_only_source_words() -> None:
+    source = "select ?x where { ent: james k polk people person profession ?x }".split()
+    hyps = ["what is is james james polk polk ?".split(), "what did james k polk do ?".split()]
+    refs = ["what did james k polk do before he was president ?".split(), "what did james k polk do ?".split()]
+    # "is" (a rewording, not in the source) and "?" (syntax in the source) are not counted.
+    assert overcopy_source_scores(hyps, refs, [source, source]) == [2, 0]
+    assert overcopy_source(hyps, refs, [source, source]) == pytest.approx(1.0)
+    assert overcopy_scores(hyps, refs) == [4, 0]  # the paper's sum counts the extra "is" twice too
+    with pytest.raises(ValueError, match="sources"):
+        overcopy_source(hyps, refs, [source])
 
 
 def test_repeated_ngrams() -> None:

@@ -60,6 +60,15 @@ def test_attention_entropy_when_attentions_given() -> None:
         evaluate_corpus(HYPS, REFS, attentions[:1], meteor=False)
 
 
+def test_overcopy_source_when_sources_given() -> None:
+    sources = ["ent: france capital".split(), "ent: titanic film directed by".split()]
+    report = evaluate_corpus(HYPS, REFS, sources=sources, meteor=False)
+    assert report["overcopy_source"] == 0.0  # the second hypothesis repeats "who", not a source word
+    assert report["overcopy"] == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="sources"):
+        evaluate_corpus(HYPS, REFS, sources=sources[:1], meteor=False)
+
+
 def test_missing_java_records_null_and_reason(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", "")
     monkeypatch.delenv("JAVA_HOME", raising=False)
