@@ -18,7 +18,7 @@ sys.path.insert(0, str(REPO))
 
 import torch  # noqa: E402
 
-from qgen.benchmark import run_benchmark  # noqa: E402
+from qgen.benchmark import rescore_results, run_benchmark  # noqa: E402
 from qgen.model import VARIANTS  # noqa: E402
 from qgen.train import TrainConfig  # noqa: E402
 
@@ -34,7 +34,21 @@ def main() -> None:
     parser.add_argument("--data-dir", default=None, help="datasets root (default $QGEN_DATASETS or ../shared/datasets)")
     parser.add_argument("--work-dir", default=str(REPO / "out" / "benchmarks"))
     parser.add_argument("--results", default=str(REPO / "benchmarks" / "results"))
+    parser.add_argument("--rescore", nargs="+", metavar="RESULTS_FOLDER", default=None,
+                        help="recompute the metrics of these results folders from their predictions.txt "
+                             "(no training, no checkpoint) and rewrite the README table")
     args = parser.parse_args()
+    if args.rescore:
+        from qgen.datasets.paths import datasets_dir
+        from qgen.results_table import write_results_readme
+
+        for folder in args.rescore:
+            full = rescore_results(args.dataset, Path(folder), Path(args.work_dir) / "prep" / args.dataset,
+                                   datasets_dir(args.data_dir))["full"]
+            print(f"{folder}: corpus BLEU {full['bleu_corpus']:.2f}  OverCopy {full['overcopy']:.2f}  "
+                  f"OverCopy (src) {full['overcopy_source']:.2f}")
+        print(f"wrote {write_results_readme(Path(args.results) / args.dataset, args.dataset)}")
+        return
     if args.threads:
         torch.set_num_threads(args.threads)
     cfg = TrainConfig(epochs=args.epochs, max_seconds=args.max_seconds, glove_path=args.glove)

@@ -21,8 +21,8 @@ import torch
 
 from qgen.data import Pair, holdout, read_pairs, sequential_batches
 from qgen.decode import beam_search, greedy
-from qgen.model import VARIANTS, Variant, make_batch
-from qgen.train import TrainConfig, TrainResult, train
+from qgen.model import VARIANTS, Variant, Vocab, make_batch
+from qgen.train import TrainConfig, TrainResult, build_vocabularies, train
 from qgen.version import code_version
 
 PAPER_SPLITS = {
@@ -105,7 +105,6 @@ def evaluate_checkpoint(checkpoint: Path, pairs: Sequence[Pair], beam: int, out_
                         batch_size: int = 64) -> dict:
     """Decode ``pairs``, write predictions/references/ids and return every metric (full and no-OOV)."""
     from qgen.checkpoint import load_checkpoint
-    from qgen.metrics import evaluate_corpus
 
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     model, src_vocab, tgt_vocab, _ = load_checkpoint(checkpoint, device)
@@ -128,20 +127,55 @@ def evaluate_checkpoint(checkpoint: Path, pairs: Sequence[Pair], beam: int, out_
     (out_dir / "predictions.txt").write_text("".join(" ".join(predictions[i]) + "\n" for i in ids))
     (out_dir / "references.txt").write_text("".join(" ".join(p.tgt) + "\n" for p in pairs))
     (out_dir / "ids.txt").write_text("".join(i + "\n" for i in ids))
-    # The paper's subset: "examples in the test set that do not contain out of vocabulary tokens":
-    # every source token in the source vocabulary and every reference token in the output one.
-    in_vocab = [p for p in pairs if all(t in src_vocab for t in p.src) and all(t in tgt_vocab for t in p.tgt)]
-    metrics = {"full": _metrics(pairs, predictions, attentions, evaluate_corpus),
-               "no_oov": _metrics(in_vocab, predictions, attentions, evaluate_corpus),
-               "decode_wall_s": round(decode_seconds, 1), "decode_device": str(device), "checkpoint": str(checkpoint)}
+    metrics = score_predictions(pairs, predictions, src_vocab, tgt_vocab, attentions)
+    metrics.update({"decode_wall_s": round(decode_seconds, 1), "decode_device": str(device),
+                    "checkpoint": str(checkpoint)})
     return metrics
 
 
-def _metrics(pairs: Sequence[Pair], predictions: dict, attentions: dict, evaluate_corpus: Callable) -> dict:
+def score_predictions(pairs: Sequence[Pair], predictions: dict[str, list[str]], src_vocab: Vocab, tgt_vocab: Vocab,
+                      attentions: dict[str, torch.Tensor] | None = None) -> dict:
+    """Every metric on the full test set and on the paper's no-OOV subset (``full``, ``no_oov``).
+
+    The paper's subset, "examples in the test set that do not contain out of vocabulary tokens": every
+    source token in the source vocabulary and every reference token in the output one. Without
+    ``attentions`` the attention entropy is left out.
+    """
+    from qgen.metrics import evaluate_corpus
+
+    in_vocab = [p for p in pairs if all(t in src_vocab for t in p.src) and all(t in tgt_vocab for t in p.tgt)]
+    return {"full": _metrics(pairs, predictions, attentions, evaluate_corpus),
+            "no_oov": _metrics(in_vocab, predictions, attentions, evaluate_corpus)}
+
+
+def _metrics(pairs: Sequence[Pair], predictions: dict, attentions: dict | None, evaluate_corpus: Callable) -> dict:
     if not pairs:
         return {"n": 0}
+    attention_list = None if attentions is None else [attentions[p.id].numpy() for p in pairs]
     return evaluate_corpus([predictions[p.id] for p in pairs], [p.tgt for p in pairs],
-                           attentions=[attentions[p.id].numpy() for p in pairs], sources=[p.src for p in pairs])
+                           attentions=attention_list, sources=[p.src for p in pairs])
+
+
+def rescore_results(dataset: str, model_dir: Path, prep_dir: Path, data_dir: Path | None = None) -> dict:
+    """Recompute the metrics of a results folder from its predictions.txt, without the checkpoint
+    (e.g. after a metric was added). The attention entropy, which needs the model, is kept as it was."""
+    model_dir = Path(model_dir)
+    metrics = json.loads((model_dir / "metrics.json").read_text())
+    train_pairs, _, test_pairs = dataset_pairs(dataset, Path(prep_dir), metrics["variant"]["entity_replacement"], data_dir)
+    ids = (model_dir / "ids.txt").read_text().splitlines()
+    lines = (model_dir / "predictions.txt").read_text().splitlines()
+    if ids != [p.id for p in test_pairs] or len(lines) != len(ids):
+        raise ValueError(f"{model_dir}: ids.txt / predictions.txt do not match the {dataset} test split "
+                         f"({len(ids)} ids, {len(lines)} predictions, {len(test_pairs)} test examples)")
+    src_vocab, tgt_vocab = build_vocabularies(train_pairs)
+    scores = score_predictions(test_pairs, {i: line.split() for i, line in zip(ids, lines)}, src_vocab, tgt_vocab)
+    for part in ("full", "no_oov"):
+        if "attention_entropy" in metrics.get(part, {}):
+            scores[part]["attention_entropy"] = metrics[part]["attention_entropy"]
+    metrics.update(scores)
+    metrics["rescored_by"] = code_version()
+    (model_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    return metrics
 
 
 def run_benchmark(dataset: str, models: Sequence[str], train_cfg: TrainConfig, work_dir: str | Path,

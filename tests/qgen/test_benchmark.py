@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from qgen.benchmark import run_variant
+from qgen.benchmark import rescore_results, run_variant
 from qgen.model import ModelConfig, Variant
 from qgen.preprocess import preprocess_dataset
 from qgen.results_table import write_results_readme
@@ -42,6 +42,11 @@ def test_train_evaluate_and_table(tmp_path: Path) -> None:
     assert (tmp_path / "work" / "webqsp" / "scratchpad" / "best.pt").exists()
     table = write_results_readme(tmp_path / "results" / "webqsp", "webqsp").read_text()
     assert "| scratchpad | ours | 2/2 |" in table and "| scratchpad | paper | 75 | 15.29" in table
+    # rescoring from predictions.txt alone gives the same numbers
+    rescored = rescore_results("webqsp", out, prep)
+    for part in ("full", "no_oov"):
+        for key in ("bleu_corpus", "rouge_l_corpus", "overcopy", "overcopy_source", "attention_entropy"):
+            assert rescored[part].get(key) == saved[part].get(key), (part, key)
     # a finished run asked again with a zero time budget only re-evaluates
     again = run_variant("webqsp", variant, prep, tmp_path / "work", tmp_path / "results",
                         TrainConfig(epochs=5, batch_size=4, learning_rate=1e-2, max_seconds=0), log=lambda _: None)
