@@ -89,6 +89,20 @@ def test_gradients_reach_every_parameter(parts: tuple) -> None:
     assert missing == []
 
 
+@pytest.mark.parametrize("parts", PARTS)
+def test_bf16_autocast_matches_float32(parts: tuple) -> None:
+    """Training on a GPU runs under bf16 autocast; CPU autocast stands in for it here: every variant
+    must run (no dtype clash in the copy scatter or the scratchpad write) and give about the same loss."""
+    model, batch = model_and_batch(*parts)
+    loss32, tokens = model(batch)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss16, _ = model(batch)
+    assert loss16.dtype == torch.float32  # the loss is summed in float32
+    torch.testing.assert_close(loss16, loss32, rtol=0.01, atol=0.0)
+    (loss16 / tokens).backward()
+    assert all(p.grad is not None and bool(torch.isfinite(p.grad).all()) for p in model.parameters())
+
+
 @pytest.mark.parametrize("parts", PARTS[:2] + PARTS[-2:])
 def test_beam_of_one_equals_greedy(parts: tuple) -> None:
     model, batch = model_and_batch(*parts)
