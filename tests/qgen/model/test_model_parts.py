@@ -31,6 +31,7 @@ def model_and_batch(copy: str, coverage: int, memory: str, emb: int = 8, hidden:
 
 
 @pytest.mark.parametrize(("parts", "size"), list(itertools.product(PARTS, SIZES)))
+@torch.no_grad()
 def test_step_shapes_and_distribution(parts: tuple, size: tuple) -> None:
     model, batch = model_and_batch(*parts, *size)
     model.eval()
