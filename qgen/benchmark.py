@@ -96,8 +96,7 @@ def run_variant(dataset: str, variant: Variant | str, prep_dir: str | Path, work
         "device": result.device,
         "history": [asdict(h) for h in result.history], "commit": code_version(),
     })
-    out = Path(results_dir) / dataset / variant.name / "metrics.json"
-    out.write_text(json.dumps(metrics, indent=2) + "\n")
+    _write_metrics(Path(results_dir) / dataset / variant.name, metrics)
     return metrics
 
 
@@ -174,8 +173,12 @@ def rescore_results(dataset: str, model_dir: Path, prep_dir: Path, data_dir: Pat
             scores[part]["attention_entropy"] = metrics[part]["attention_entropy"]
     metrics.update(scores)
     metrics["rescored_by"] = code_version()
-    (model_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    _write_metrics(model_dir, metrics)
     return metrics
+
+
+def _write_metrics(model_dir: Path, metrics: dict) -> None:
+    (model_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
 
 
 def run_benchmark(dataset: str, models: Sequence[str], train_cfg: TrainConfig, work_dir: str | Path,
@@ -192,8 +195,6 @@ def run_benchmark(dataset: str, models: Sequence[str], train_cfg: TrainConfig, w
         from qgen.preprocess import preprocess_dataset  # the parsers (rdflib, sqlglot): only when preprocessing
 
         log(preprocess_dataset(dataset, prep, data_dir=data_dir).summary())
-    if dataset == "wikisql":
-        wikisql_valid_ids(prep, Path(data_dir) if data_dir else None)  # kept beside the Parquet (see there)
     for name in models:
         log(f"== {dataset} / {name}")
         metrics = run_variant(dataset, name, prep, work_dir, results_dir, train_cfg,

@@ -17,7 +17,7 @@ PAPER_WEBQSP = {
 PAPER_WIKISQL = {"scratchpad": 26.10, "coverage": 25.01, "copynet": 15.11, "seq2seq": 17.34}
 ORDER = ["seq2seq", "seq2seq_priors", "copynet", "coverage", "scratchpad", "scratchpad_extended"]
 KEYS = ["bleu_sentence_mean", "meteor_sentence_mean", "rouge_l_sentence_mean", "bleu_corpus", "meteor_corpus",
-        "rouge_l_corpus", "overcopy"]
+        "rouge_l_corpus", "overcopy", "overcopy_source"]
 
 
 def _fmt(value: object, digits: int = 2) -> str:
@@ -40,8 +40,7 @@ def write_results_readme(dataset_dir: Path, dataset: str) -> Path:
     for name in names:
         run, full = runs[name], runs[name]["full"]
         epochs = f"{run['epochs_run']}/{run['epochs_planned']}"
-        lines.append(f"| {name} | ours | {epochs} | " + " | ".join(_fmt(full.get(k)) for k in KEYS + ["overcopy_source"])
-                     + " |")
+        lines.append(f"| {name} | ours | {epochs} | " + " | ".join(_fmt(full.get(k)) for k in KEYS) + " |")
         paper = PAPER_WEBQSP.get(name) if dataset == "webqsp" else None
         if paper:
             lines.append(f"| {name} | paper | 75 | " + " | ".join(_fmt(v) for v in paper) + " | – |")

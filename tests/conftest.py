@@ -1,7 +1,11 @@
-"""Shared fixtures: where the real datasets are (tests that need them skip when absent)."""
+"""Shared fixtures: where the real datasets are (tests that need them skip when absent), and a Python
+without the parsers and Prefect (as on the GPU image)."""
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -22,3 +26,23 @@ def shared_datasets() -> Path:
 @pytest.fixture(scope="session")
 def demo_sample() -> Path:
     return REPO / "data" / "demo" / "sample.jsonl"
+
+
+# Makes prefect, rdflib and sqlglot unimportable, as they are on the GPU machine's image.
+BLOCK_PARSERS = """
+import sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split('.')[0] in ('prefect', 'rdflib', 'sqlglot'):
+            raise ImportError('blocked for this test: ' + name)
+sys.meta_path.insert(0, Block())
+"""
+
+
+@pytest.fixture(scope="session")
+def run_without_parsers() -> Callable[[str], subprocess.CompletedProcess]:
+    """Runs a Python snippet in a fresh interpreter where prefect, rdflib and sqlglot cannot be imported."""
+    def run(code: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-c", BLOCK_PARSERS + code], capture_output=True, text=True,
+                              timeout=120, cwd=REPO)
+    return run

@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
+from typing import Callable
 
 from qgen.benchmark import rescore_results, run_variant
 from qgen.model import ModelConfig, Variant
@@ -13,15 +12,6 @@ from qgen.results_table import write_results_readme
 from qgen.train import TrainConfig
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "datasets"
-BLOCK_PARSERS = """
-import sys
-from pathlib import Path
-class Block:
-    def find_spec(self, name, path=None, target=None):
-        if name.split('.')[0] in ('prefect', 'rdflib', 'sqlglot'):
-            raise ImportError('blocked for this test: ' + name)
-sys.meta_path.insert(0, Block())
-"""
 
 
 def test_train_evaluate_and_table(tmp_path: Path) -> None:
@@ -53,7 +43,7 @@ def test_train_evaluate_and_table(tmp_path: Path) -> None:
     assert again["epochs_run"] == 2 and again["epochs_planned"] == 5
 
 
-def test_wikisql_split_is_kept_beside_the_parquet(tmp_path: Path) -> None:
+def test_wikisql_split_is_kept_beside_the_parquet(tmp_path: Path, run_without_parsers: Callable) -> None:
     """The table-disjoint validation ids are stored once, then read without the raw dataset (GPU box)."""
     from qgen.benchmark import dataset_pairs
 
@@ -65,7 +55,6 @@ def test_wikisql_split_is_kept_beside_the_parquet(tmp_path: Path) -> None:
     again = dataset_pairs("wikisql", prep, True, tmp_path / "no-such-datasets-dir")
     assert [p.id for p in again[1]] == [p.id for p in valid]
     # ... and without the parsers, as on the GPU image (no rdflib, sqlglot, prefect)
-    script = BLOCK_PARSERS + (f"from qgen.benchmark import dataset_pairs\n"
-                              f"print(len(dataset_pairs('wikisql', Path({str(prep)!r}), True)[1]))\n")
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    proc = run_without_parsers(f"from pathlib import Path\nfrom qgen.benchmark import dataset_pairs\n"
+                               f"print(len(dataset_pairs('wikisql', Path({str(prep)!r}), True)[1]))\n")
     assert proc.returncode == 0 and proc.stdout.strip() == str(len(valid)), proc.stderr[-2000:]
