@@ -130,10 +130,25 @@ def _map_records(records: Iterable[RawExample], labels: Mapping[str, str] | None
         for record in records:
             yield process_record(record, _worker_labels)
         return
-    ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
-    with ctx.Pool(workers, initializer=_init_worker, initargs=(dict(labels or {}),)) as pool:
+    with _pool_context().Pool(workers, initializer=_init_worker, initargs=(dict(labels or {}),)) as pool:
         for rows in pool.imap(_process_chunk, _chunks(records, CHUNK)):
             yield from rows
+
+
+def _pool_context() -> multiprocessing.context.BaseContext:
+    """Worker processes started from a clean server process, never forked from the caller.
+
+    The caller is often multithreaded (a Prefect flow run has its event-loop and log threads), and
+    a child forked from it inherits any lock another thread held at that instant, then waits on it
+    forever: a CI run hung so, in a pytest worker that had served a Prefect flow before. The fork
+    server is a fresh single-threaded process; it imports the tokenizers once (preload) and forks
+    the workers from there. Windows and macOS builds without it use spawn.
+    """
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["qgen.preprocess", "parsers.sparql", "parsers.sql"])
+        return context
+    return multiprocessing.get_context("spawn")
 
 
 _worker_labels: Callable[[str], str | None] | None = None

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -76,3 +78,16 @@ def test_wikisql_every_question_is_accounted_for(tmp_path: Path, shared_datasets
     assert report.inputs == report.total_examples + report.rejects
     row = pq.read_table(tmp_path / "dev.parquet").slice(0, 1).to_pylist()[0]
     assert row["lf_type"] == "sql" and row["lf_tokens"][0] == "select"
+
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the fork server is what Linux offers")
+def test_workers_are_not_forked_from_the_caller() -> None:
+    # A child forked from a multithreaded caller (a Prefect flow run) can inherit a lock held by
+    # another thread and hang: a CI run did. The workers' parent must be a clean server process.
+    from qgen.preprocess import _pool_context
+
+    context = _pool_context()
+    assert context.get_start_method() == "forkserver"
+    with context.Pool(1) as pool:
+        assert pool.apply(os.getppid) != os.getpid()
