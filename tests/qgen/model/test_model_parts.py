@@ -64,7 +64,8 @@ def test_paper_copy_mode_cannot_copy_what_the_output_vocabulary_lacks() -> None:
 def test_extended_mode_can_copy_an_unseen_word() -> None:
     model, batch = model_and_batch("extended", 0, "none")
     assert batch.oovs[1] and "atlantis" in batch.oovs[1]
-    log_probs, _, _ = model.step(torch.full((3,), BOS_ID), model.start(batch))
+    with torch.no_grad():
+        log_probs, _, _ = model.step(torch.full((3,), BOS_ID), model.start(batch))
     slot = len(TGT_VOCAB) + batch.oovs[1].index("atlantis")
     assert float(log_probs[1, slot].exp()) > 0.0
     assert float(log_probs[0, len(TGT_VOCAB):].exp().sum()) < 1e-6 or batch.oovs[0]  # no OOV slot of its own
