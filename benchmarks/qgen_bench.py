@@ -18,7 +18,7 @@ sys.path.insert(0, str(REPO))
 
 import torch  # noqa: E402
 
-from qgen.benchmark import rescore_results, run_benchmark  # noqa: E402
+from qgen.benchmark import headline, rescore_results, run_benchmark  # noqa: E402
 from qgen.model import VARIANTS  # noqa: E402
 from qgen.train import TrainConfig  # noqa: E402
 
@@ -42,11 +42,13 @@ def main() -> None:
         from qgen.datasets.paths import datasets_dir
         from qgen.results_table import write_results_readme
 
+        missing = [f for f in args.rescore if not (Path(f) / "metrics.json").is_file()]
+        if missing:
+            parser.error(f"--rescore takes results folders with a metrics.json; not one: {', '.join(missing)}")
         for folder in args.rescore:
             full = rescore_results(args.dataset, Path(folder), Path(args.work_dir) / "prep" / args.dataset,
                                    datasets_dir(args.data_dir))["full"]
-            print(f"{folder}: corpus BLEU {full['bleu_corpus']:.2f}  OverCopy {full['overcopy']:.2f}  "
-                  f"OverCopy (src) {full['overcopy_source']:.2f}")
+            print(f"{folder}: {headline(full)}  OverCopy (src) {full['overcopy_source']:.2f}")
         print(f"wrote {write_results_readme(Path(args.results) / args.dataset, args.dataset)}")
         return
     if args.threads:

@@ -89,7 +89,7 @@ def run_variant(dataset: str, variant: Variant | str, prep_dir: str | Path, work
         "dataset": dataset, "model": variant.name, "split": PAPER_SPLITS[dataset],
         "sizes": {"train": len(train_pairs), "valid": len(valid_pairs), "test": len(test_pairs)},
         "variant": {"entity_replacement": variant.entity_replacement, "beam": eval_beam or variant.beam,
-                    "pretrained_vectors": result.pretrained_vectors, "model": variant.model.as_dict()},
+                    "pretrained_vectors": result.pretrained_vectors, "model": metrics.pop("model_config")},
         "train_config": asdict(cfg), "epochs_run": result.epochs_run, "epochs_planned": cfg.epochs,
         "best_epoch": result.best_epoch, "train_wall_s": round(train_seconds, 1),  # this invocation only
         "train_epochs_s": round(sum(h.seconds for h in result.history), 1),  # all epochs, across resumes
@@ -128,7 +128,8 @@ def evaluate_checkpoint(checkpoint: Path, pairs: Sequence[Pair], beam: int, out_
     (out_dir / "ids.txt").write_text("".join(i + "\n" for i in ids))
     metrics = score_predictions(pairs, predictions, src_vocab, tgt_vocab, attentions)
     metrics.update({"decode_wall_s": round(decode_seconds, 1), "decode_device": str(device),
-                    "checkpoint": str(checkpoint)})
+                    "checkpoint": str(checkpoint),
+                    "model_config": model.cfg.as_dict()})  # as trained: with its vocabulary sizes
     return metrics
 
 
@@ -172,9 +173,19 @@ def rescore_results(dataset: str, model_dir: Path, prep_dir: Path, data_dir: Pat
         if "attention_entropy" in metrics.get(part, {}):
             scores[part]["attention_entropy"] = metrics[part]["attention_entropy"]
     metrics.update(scores)
+    # Files written before the trained configuration was recorded carry vocabulary sizes of 0.
+    metrics["variant"]["model"].update(src_vocab_size=len(src_vocab), tgt_vocab_size=len(tgt_vocab))
     metrics["rescored_by"] = code_version()
     _write_metrics(model_dir, metrics)
     return metrics
+
+
+def headline(scores: dict) -> str:
+    """One line of the main figures of a ``full`` / ``no_oov`` metrics part (METEOR may be skipped: no Java)."""
+    meteor = scores.get("meteor_corpus")
+    return (f"n={scores['n']}  corpus BLEU {scores['bleu_corpus']:.2f}  sentence BLEU {scores['bleu_sentence_mean']:.2f}  "
+            f"METEOR {'skipped' if meteor is None else f'{meteor:.2f}'}  ROUGE-L {scores['rouge_l_corpus']:.2f}  "
+            f"OverCopy {scores['overcopy']:.3f}")
 
 
 def _write_metrics(model_dir: Path, metrics: dict) -> None:
@@ -199,8 +210,5 @@ def run_benchmark(dataset: str, models: Sequence[str], train_cfg: TrainConfig, w
         log(f"== {dataset} / {name}")
         metrics = run_variant(dataset, name, prep, work_dir, results_dir, train_cfg,
                               data_dir=Path(data_dir) if data_dir else None, log=log)
-        full = metrics["full"]
-        log(f"{name}: corpus BLEU {full['bleu_corpus']:.2f}  sentence BLEU {full['bleu_sentence_mean']:.2f}  "
-            f"METEOR {full.get('meteor_corpus')}  ROUGE-L {full['rouge_l_corpus']:.2f}  OverCopy {full['overcopy']:.2f}"
-            f"  ({metrics['epochs_run']} epochs, {metrics['device']})")
+        log(f"{name}: {headline(metrics['full'])}  ({metrics['epochs_run']} epochs, {metrics['device']})")
     return write_results_readme(Path(results_dir) / dataset, dataset)

@@ -135,7 +135,7 @@ def evaluate(
     """Decode EXAMPLES and score them: BLEU, METEOR, ROUGE-L, OverCopy, attention entropy."""
     import json
 
-    from qgen.benchmark import evaluate_checkpoint
+    from qgen.benchmark import evaluate_checkpoint, headline
     from qgen.data import read_pairs
 
     pairs = read_pairs(examples, not raw_entities)
@@ -146,9 +146,7 @@ def evaluate(
 
         for path in write_evaluation_plots(checkpoint, pairs, out / "plots"):
             typer.echo(f"plot {path}")
-    full = metrics["full"]
-    typer.echo(f"n={full['n']} BLEU corpus {full['bleu_corpus']:.2f} sentence {full['bleu_sentence_mean']:.2f} "
-               f"METEOR {full.get('meteor_corpus')} ROUGE-L {full['rouge_l_corpus']:.2f} OverCopy {full['overcopy']:.3f}")
+    typer.echo(headline(metrics["full"]))
     typer.echo(f"wrote {out.resolve()}")
 
 

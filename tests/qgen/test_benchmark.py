@@ -27,6 +27,8 @@ def test_train_evaluate_and_table(tmp_path: Path) -> None:
     assert len((out / "references.txt").read_text().splitlines()) == len(ids)
     saved = json.loads((out / "metrics.json").read_text())
     assert saved["epochs_run"] == 2 and saved["variant"]["beam"] == 2 and saved["commit"]
+    trained = saved["variant"]["model"]  # the configuration as trained, vocabulary sizes included
+    assert trained["hidden_size"] == 16 and trained["src_vocab_size"] > 4 and trained["tgt_vocab_size"] > 4
     for key in ("bleu_corpus", "bleu_sentence_mean", "rouge_l_corpus", "overcopy", "overcopy_source", "attention_entropy"):
         assert isinstance(saved["full"][key], float), key
     assert (tmp_path / "work" / "webqsp" / "scratchpad" / "best.pt").exists()
@@ -37,6 +39,7 @@ def test_train_evaluate_and_table(tmp_path: Path) -> None:
     for part in ("full", "no_oov"):
         for key in ("bleu_corpus", "rouge_l_corpus", "overcopy", "overcopy_source", "attention_entropy"):
             assert rescored[part].get(key) == saved[part].get(key), (part, key)
+    assert rescored["variant"]["model"] == trained
     # a finished run asked again with a zero time budget only re-evaluates
     again = run_variant("webqsp", variant, prep, tmp_path / "work", tmp_path / "results",
                         TrainConfig(epochs=5, batch_size=4, learning_rate=1e-2, max_seconds=0), log=lambda _: None)

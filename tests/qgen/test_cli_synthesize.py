@@ -78,6 +78,6 @@ def test_train_and_evaluate_commands(tmp_path: Path, demo_sample: Path) -> None:
     result = runner.invoke(app, ["evaluate", str(prep / "train.parquet"), "--checkpoint", str(tmp_path / "m" / "best.pt"),
                                  "--out", str(tmp_path / "eval"), "--beam", "2", "--plots"])
     assert result.exit_code == 0, result.output
-    assert "n=45 BLEU corpus" in result.stdout and (tmp_path / "eval" / "metrics.json").exists()
+    assert "n=45  corpus BLEU" in result.stdout and (tmp_path / "eval" / "metrics.json").exists()
     assert (tmp_path / "eval" / "plots" / "cumulative_entropy.png").exists()
     assert (tmp_path / "eval" / "plots" / "loss_curves.png").exists()
