@@ -80,7 +80,6 @@ def test_wikisql_every_question_is_accounted_for(tmp_path: Path, shared_datasets
     assert row["lf_type"] == "sql" and row["lf_tokens"][0] == "select"
 
 
-
 @pytest.mark.skipif(sys.platform != "linux", reason="the fork server is what Linux offers")
 def test_workers_are_not_forked_from_the_caller() -> None:
     # A child forked from a multithreaded caller (a Prefect flow run) can inherit a lock held by
