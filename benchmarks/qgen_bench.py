@@ -2,6 +2,7 @@
 
     python benchmarks/qgen_bench.py --dataset webqsp [--models scratchpad,coverage,...] [--epochs 75]
         [--max-seconds S] [--glove PATH] [--threads N] [--data-dir DIR]
+        [--teacher-forcing P] [--teacher-forcing-per step|sequence]
 
 A run is resumable: started again with the same options it continues from the last epoch's
 checkpoint (out/benchmarks/<dataset>/<model>/last.pt), on CPU or GPU. Prints each epoch and the
@@ -30,6 +31,11 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=75)
     parser.add_argument("--max-seconds", type=float, default=None, help="time budget per model (resumable)")
     parser.add_argument("--glove", default=None, help="GloVe-format vectors (300d) for the rows that use them")
+    parser.add_argument("--teacher-forcing", type=float, default=0.5,
+                        help="probability of feeding the gold word (the paper: 0.5); another value than 0.5 per "
+                             "step trains into folders suffixed _tf<value>[seq]")
+    parser.add_argument("--teacher-forcing-per", default="step", choices=["step", "sequence"],
+                        help="toss the teacher-forcing coin per step (default) or once per question")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     parser.add_argument("--data-dir", default=None, help="datasets root (default $QGEN_DATASETS or ../shared/datasets)")
     parser.add_argument("--work-dir", default=str(REPO / "out" / "benchmarks"))
@@ -53,7 +59,11 @@ def main() -> None:
         return
     if args.threads:
         torch.set_num_threads(args.threads)
-    cfg = TrainConfig(epochs=args.epochs, max_seconds=args.max_seconds, glove_path=args.glove)
+    try:
+        cfg = TrainConfig(epochs=args.epochs, max_seconds=args.max_seconds, glove_path=args.glove,
+                          teacher_forcing=args.teacher_forcing, teacher_forcing_per=args.teacher_forcing_per)
+    except ValueError as error:
+        parser.error(str(error))
     readme = run_benchmark(args.dataset, args.models.split(","), cfg, args.work_dir, args.results, args.data_dir,
                            log=lambda line: print(line, flush=True))
     print(f"wrote {readme}")

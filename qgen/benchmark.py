@@ -80,13 +80,14 @@ def run_variant(dataset: str, variant: Variant | str, prep_dir: str | Path, work
     train_pairs, valid_pairs, test_pairs = dataset_pairs(dataset, Path(prep_dir), variant.entity_replacement, data_dir)
     glove = train_cfg.glove_path if variant.pretrained_vectors else None
     cfg = TrainConfig(**{**asdict(train_cfg), "glove_path": glove})
+    run_name = variant.name + cfg.run_suffix  # another teacher forcing than the paper's gets its own folders
     started = time.perf_counter()
-    result = train(train_pairs, valid_pairs, variant.model, cfg, Path(work_dir) / dataset / variant.name, log)
+    result = train(train_pairs, valid_pairs, variant.model, cfg, Path(work_dir) / dataset / run_name, log)
     train_seconds = time.perf_counter() - started
     metrics = evaluate_checkpoint(Path(result.out_dir) / "best.pt", test_pairs, eval_beam or variant.beam,
-                                  Path(results_dir) / dataset / variant.name)
+                                  Path(results_dir) / dataset / run_name)
     metrics.update({
-        "dataset": dataset, "model": variant.name, "split": PAPER_SPLITS[dataset],
+        "dataset": dataset, "model": variant.name, "run": run_name, "split": PAPER_SPLITS[dataset],
         "sizes": {"train": len(train_pairs), "valid": len(valid_pairs), "test": len(test_pairs)},
         "variant": {"entity_replacement": variant.entity_replacement, "beam": eval_beam or variant.beam,
                     "pretrained_vectors": result.pretrained_vectors, "model": metrics.pop("model_config")},
@@ -96,7 +97,7 @@ def run_variant(dataset: str, variant: Variant | str, prep_dir: str | Path, work
         "device": result.device,
         "history": [asdict(h) for h in result.history], "commit": code_version(),
     })
-    _write_metrics(Path(results_dir) / dataset / variant.name, metrics)
+    _write_metrics(Path(results_dir) / dataset / run_name, metrics)
     return metrics
 
 

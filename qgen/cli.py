@@ -27,6 +27,20 @@ def fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
+TEACHER_FORCING_HELP = ("Probability that the next decoder input is the gold word (the paper: 0.5); "
+                        "another value than 0.5 per step trains into folders suffixed _tf<value>[seq].")
+
+
+def _train_config(**fields):
+    """A TrainConfig, or a one-line error for a bad value (e.g. --teacher-forcing 2)."""
+    from qgen.train import TrainConfig
+
+    try:
+        return TrainConfig(**fields)
+    except ValueError as error:
+        fail(str(error), 2)
+
+
 def _parse_names(pairs: List[str]) -> dict[str, str]:
     names: dict[str, str] = {}
     for pair in pairs:
@@ -103,19 +117,21 @@ def train(
     glove: Optional[Path] = typer.Option(None, "--glove", help="GloVe-format vectors of --embedding size."),
     max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="Time budget; the run is resumable."),
     seed: int = typer.Option(1, "--seed"),
+    teacher_forcing: float = typer.Option(0.5, "--teacher-forcing", help=TEACHER_FORCING_HELP),
+    teacher_forcing_per: str = typer.Option("step", "--teacher-forcing-per", help="step or sequence."),
 ) -> None:
     """Train a question generator (resuming from <out>/last.pt when it is there)."""
     from dataclasses import replace
 
     from qgen.model import VARIANTS
-    from qgen.train import TrainConfig
     from qgen.train_job import train_on_examples
 
     if model not in VARIANTS:
         fail(f"--model must be one of {', '.join(VARIANTS)}, got {model!r}", 2)
     variant = VARIANTS[model]
-    cfg = TrainConfig(epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, seed=seed,
-                      max_seconds=max_seconds, glove_path=str(glove) if glove else None)
+    cfg = _train_config(epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, seed=seed,
+                        max_seconds=max_seconds, glove_path=str(glove) if glove else None,
+                        teacher_forcing=teacher_forcing, teacher_forcing_per=teacher_forcing_per)
     result = train_on_examples(examples, out, replace(variant.model, hidden_size=hidden, embedding_dim=embedding), cfg,
                                entity_replacement=variant.entity_replacement, log=typer.echo)
     typer.echo(f"{result.epochs_run} epochs on {result.device}; best epoch {result.best_epoch} "
@@ -191,12 +207,14 @@ def benchmark(
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Datasets root."),
     work_dir: Path = typer.Option(Path("out/benchmarks"), "--work-dir", help="Checkpoints and preprocessed data."),
     results: Path = typer.Option(Path("benchmarks/results"), "--results", help="Where the results files go."),
+    teacher_forcing: float = typer.Option(0.5, "--teacher-forcing", help=TEACHER_FORCING_HELP),
+    teacher_forcing_per: str = typer.Option("step", "--teacher-forcing-per", help="step or sequence."),
 ) -> None:
     """Train and evaluate the Table 1 models; write predictions, metrics.json and a results README."""
     from qgen.benchmark import run_benchmark
-    from qgen.train import TrainConfig
 
-    cfg = TrainConfig(epochs=epochs, max_seconds=max_seconds, glove_path=str(glove) if glove else None)
+    cfg = _train_config(epochs=epochs, max_seconds=max_seconds, glove_path=str(glove) if glove else None,
+                        teacher_forcing=teacher_forcing, teacher_forcing_per=teacher_forcing_per)
     readme = run_benchmark(dataset, models.split(","), cfg, work_dir, results, data_dir, log=typer.echo)
     typer.echo(f"wrote {readme}")
 
@@ -301,7 +319,10 @@ def serve(
 def run() -> None:
     """Console entry point: one-line errors unless --debug."""
     try:
-        app(standalone_mode=False)
+        # Without standalone mode click *returns* the code of a typer.Exit (raised by ``fail``) instead
+        # of raising it, so it must be passed on, or every refused input would exit 0.
+        code = app(standalone_mode=False)
+        sys.exit(code if isinstance(code, int) else 0)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except (KeyboardInterrupt, EOFError):

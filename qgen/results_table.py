@@ -24,6 +24,11 @@ def _fmt(value: object, digits: int = 2) -> str:
     return "–" if value is None else f"{value:.{digits}f}" if isinstance(value, (int, float)) else str(value)
 
 
+def _forcing(run: dict) -> str:
+    train = run.get("train_config", {})
+    return f"teacher forcing {train.get('teacher_forcing', 0.5):g} per {train.get('teacher_forcing_per', 'step')}"
+
+
 def write_results_readme(dataset_dir: Path, dataset: str) -> Path:
     """(Re)write ``dataset_dir/README.md`` from every ``<model>/metrics.json`` there."""
     runs = {p.parent.name: json.loads(p.read_text()) for p in sorted(dataset_dir.glob("*/metrics.json"))}
@@ -61,7 +66,8 @@ def write_results_readme(dataset_dir: Path, dataset: str) -> Path:
                      f"(best epoch {run['best_epoch']}), training {run.get('train_epochs_s', run['train_wall_s'])} s "
                      f"(sum over epochs, across resumes), decode "
                      f"{run['decode_wall_s']} s, beam {run['variant']['beam']}, vectors: "
-                     f"{run['variant']['pretrained_vectors']}, commit {run['commit']}; split: {run['split']}; "
+                     f"{run['variant']['pretrained_vectors']}, {_forcing(run)}, commit {run['commit']}; "
+                     f"split: {run['split']}; "
                      f"sizes {run['sizes']}")
     out = dataset_dir / "README.md"
     out.write_text("\n".join(lines) + "\n")

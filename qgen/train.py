@@ -29,6 +29,7 @@ class TrainConfig:
     batch_size: int = 32
     learning_rate: float = 1e-4
     teacher_forcing: float = 0.5
+    teacher_forcing_per: str = "step"  # "step" or "sequence": the grain of the teacher-forcing coin
     clip_norm: float = 5.0
     seed: int = 1
     device: str = "auto"  # auto = cuda when available
@@ -37,6 +38,21 @@ class TrainConfig:
     max_tgt_len: int = 40
     glove_path: str | None = None
     max_seconds: float | None = None  # no new epoch once this budget is spent (0: evaluate a resumed run)
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.teacher_forcing <= 1.0:
+            raise ValueError(f"teacher_forcing must be in [0, 1], got {self.teacher_forcing}")
+        if self.teacher_forcing_per not in ("step", "sequence"):
+            raise ValueError(f"teacher_forcing_per must be 'step' or 'sequence', got {self.teacher_forcing_per!r}")
+
+    @property
+    def run_suffix(self) -> str:
+        """'' with the paper's teacher forcing (0.5, our per-step reading), else e.g. '_tf1' or
+        '_tf0.5seq', so a run with another forcing gets its own checkpoint and results folders."""
+        if self.teacher_forcing == 0.5 and self.teacher_forcing_per == "step":
+            return ""
+        grain = "seq" if self.teacher_forcing_per == "sequence" and self.teacher_forcing < 1.0 else ""
+        return f"_tf{self.teacher_forcing:g}{grain}"
 
 
 @dataclass
@@ -120,6 +136,8 @@ RESUMABLE_CHANGES = ("epochs", "max_seconds", "device")
 
 
 def _same_run(saved: dict, current: dict) -> bool:
+    # A checkpoint written before a field existed ran with that field's default.
+    saved = {**asdict(TrainConfig()), **saved}
     strip = lambda d: {k: v for k, v in d.items() if k not in RESUMABLE_CHANGES}  # noqa: E731
     return strip(saved) == strip(current)
 
@@ -137,7 +155,8 @@ def _run_epoch(model: QuestionGenerator, optimizer: torch.optim.Optimizer, train
     for pairs in bucketed_batches(train_pairs, cfg.batch_size, rng):
         batch = _batch(pairs, src_vocab, tgt_vocab, model.cfg.copy, cfg).to(device)
         with autocast:
-            loss, count = model(batch, teacher_forcing=cfg.teacher_forcing, generator=forcing)
+            loss, count = model(batch, teacher_forcing=cfg.teacher_forcing, generator=forcing,
+                                per_sequence=cfg.teacher_forcing_per == "sequence")
         optimizer.zero_grad(set_to_none=True)
         (loss / count).backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm)

@@ -34,18 +34,22 @@ class QuestionGenerator(nn.Module):
     def step(self, prev_tokens: torch.Tensor, state: State) -> tuple[torch.Tensor, State, dict[str, torch.Tensor]]:
         return self.decoder.step(prev_tokens, state)
 
-    def forward(self, batch: Batch, teacher_forcing: float = 1.0,
-                generator: torch.Generator | None = None) -> tuple[torch.Tensor, int]:
+    def forward(self, batch: Batch, teacher_forcing: float = 1.0, generator: torch.Generator | None = None,
+                per_sequence: bool = False) -> tuple[torch.Tensor, int]:
         """Summed NLL of the gold targets and the number of target tokens.
 
-        With probability ``teacher_forcing`` (per example and step) the next input is the gold
-        token, else the model's own argmax (the paper trains with 0.5).
+        With probability ``teacher_forcing`` the next input is the gold token, else the model's own
+        argmax (the paper trains with 0.5 and does not say at what grain). The coin is tossed per
+        example and step, or with ``per_sequence`` once per example for all its steps (the PyTorch
+        seq2seq tutorial's way).
         """
         assert batch.tgt is not None, "training needs targets"
         state = self.start(batch)
         tgt = batch.tgt  # (batch, tgt_len)
         prev = torch.full((tgt.size(0),), BOS_ID, dtype=torch.long, device=tgt.device)
         total = torch.zeros((), device=tgt.device)
+        sequence_coin = (torch.rand(tgt.size(0), device=tgt.device, generator=generator) < teacher_forcing
+                         if per_sequence and teacher_forcing < 1.0 else None)
         for t in range(tgt.size(1)):
             log_probs, state, _ = self.step(prev, state)  # (batch, extended)
             gold = tgt[:, t]
@@ -54,7 +58,8 @@ class QuestionGenerator(nn.Module):
             if teacher_forcing >= 1.0:
                 prev = gold
             else:
-                use_gold = torch.rand(gold.shape, device=gold.device, generator=generator) < teacher_forcing
+                use_gold = sequence_coin if sequence_coin is not None else (
+                    torch.rand(gold.shape, device=gold.device, generator=generator) < teacher_forcing)
                 prev = torch.where(use_gold, gold, log_probs.argmax(dim=1))
         return total, int((tgt != PAD_ID).sum())
 

@@ -44,6 +44,15 @@ def test_train_evaluate_and_table(tmp_path: Path) -> None:
     again = run_variant("webqsp", variant, prep, tmp_path / "work", tmp_path / "results",
                         TrainConfig(epochs=5, batch_size=4, learning_rate=1e-2, max_seconds=0), log=lambda _: None)
     assert again["epochs_run"] == 2 and again["epochs_planned"] == 5
+    # another teacher forcing than the paper's trains and reports beside it, never over it
+    forced = run_variant("webqsp", variant, prep, tmp_path / "work", tmp_path / "results",
+                         TrainConfig(epochs=1, batch_size=4, learning_rate=1e-2, teacher_forcing=1.0),
+                         log=lambda _: None)
+    assert forced["run"] == "scratchpad_tf1" and forced["model"] == "scratchpad" and forced["epochs_run"] == 1
+    assert (tmp_path / "work" / "webqsp" / "scratchpad_tf1" / "best.pt").exists()
+    assert json.loads((out / "metrics.json").read_text())["epochs_run"] == 2
+    table = write_results_readme(tmp_path / "results" / "webqsp", "webqsp").read_text()
+    assert "| scratchpad_tf1 | ours | 1/1 |" in table and "teacher forcing 1 per step" in table
 
 
 def test_wikisql_split_is_kept_beside_the_parquet(tmp_path: Path, run_without_parsers: Callable) -> None:

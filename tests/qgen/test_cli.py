@@ -93,6 +93,13 @@ def test_console_script_turns_exceptions_into_one_line() -> None:
     assert "Traceback" not in proc.stderr
 
 
+def test_console_script_exits_nonzero_when_it_refuses_an_option() -> None:
+    proc = subprocess.run([sys.executable, "-c", "from qgen.cli import run; run()", "benchmark", "webqsp",
+                           "--teacher-forcing", "2"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == "error: teacher_forcing must be in [0, 1], got 2.0"
+
+
 def test_benchmark_refuses_an_unknown_model(tmp_path: Path) -> None:
     result = runner.invoke(app, ["benchmark", "webqsp", "--models", "gpt", "--work-dir", str(tmp_path)])
     assert result.exit_code != 0 and "unknown model(s) gpt" in str(result.exception)

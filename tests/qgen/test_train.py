@@ -70,3 +70,29 @@ def test_holdout_keeps_groups_together() -> None:
     pairs = [Pair(f"q{i}.P{j}", ["a"], ["b"], f"q{i}") for i in range(30) for j in range(2)]
     train_part, valid_part = holdout(pairs, 0.2, seed=1)
     assert len(valid_part) == 12 and not {p.group for p in train_part} & {p.group for p in valid_part}
+
+
+def test_teacher_forcing_is_validated_and_names_the_run() -> None:
+    assert TrainConfig().run_suffix == ""  # the paper's 0.5, tossed per step
+    assert TrainConfig(teacher_forcing=1.0).run_suffix == "_tf1"
+    assert TrainConfig(teacher_forcing=0.5, teacher_forcing_per="sequence").run_suffix == "_tf0.5seq"
+    with pytest.raises(ValueError, match="teacher_forcing must be in"):
+        TrainConfig(teacher_forcing=1.5)
+    with pytest.raises(ValueError, match="'step' or 'sequence'"):
+        TrainConfig(teacher_forcing_per="token")
+
+
+def test_checkpoint_from_before_a_new_setting_resumes(tmp_path: Path) -> None:
+    """A last.pt whose train_config lacks a field added since ran with that field's default."""
+    cfg = TrainConfig(epochs=1, batch_size=20, learning_rate=1e-2)
+    train(PAIRS, PAIRS[:4], FAMILIES["copynet"], cfg, tmp_path, log=lambda _: None)
+    payload = torch.load(tmp_path / "last.pt", weights_only=True)
+    del payload["train_config"]["teacher_forcing_per"]
+    torch.save(payload, tmp_path / "last.pt")
+    result = train(PAIRS, PAIRS[:4], FAMILIES["copynet"], TrainConfig(epochs=2, batch_size=20, learning_rate=1e-2),
+                   tmp_path, log=lambda _: None)
+    assert result.epochs_run == 2
+    with pytest.raises(ValueError, match="another configuration"):  # but a real difference is still refused
+        train(PAIRS, PAIRS[:4], FAMILIES["copynet"], TrainConfig(epochs=3, batch_size=20, learning_rate=1e-2,
+                                                                 teacher_forcing_per="sequence"),
+              tmp_path, log=lambda _: None)

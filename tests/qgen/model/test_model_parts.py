@@ -130,3 +130,36 @@ def test_config_refuses_nonsense() -> None:
         ModelConfig(coverage_dim=10)  # coverage feeds the copy score
     with pytest.raises(ValueError):
         build_model(ModelConfig())  # no vocabulary sizes
+
+
+def _fed_inputs(per_sequence: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(inputs fed at steps 1.., gold words of steps 0.., argmax of steps 0..) of a 0.5-forced pass."""
+    model, _ = model_and_batch("intersection", 10, "scratchpad")
+    batch = make_batch(SRC * 8, TGT * 8, SRC_VOCAB, TGT_VOCAB, "intersection")
+    fed, argmax = [], []
+    step = model.step
+
+    def recording_step(prev, state):
+        log_probs, state, attns = step(prev, state)
+        fed.append(prev)
+        argmax.append(log_probs.argmax(dim=1))
+        return log_probs, state, attns
+
+    model.step = recording_step
+    with torch.no_grad():
+        model(batch, teacher_forcing=0.5, generator=torch.Generator().manual_seed(0), per_sequence=per_sequence)
+    return torch.stack(fed[1:], 1), batch.tgt[:, :-1], torch.stack(argmax[:-1], 1)
+
+
+@pytest.mark.parametrize("per_sequence", [False, True])
+def test_teacher_forcing_coin_per_step_or_per_question(per_sequence: bool) -> None:
+    fed, gold, own = _fed_inputs(per_sequence)
+    decided = gold != own  # steps where gold and the model's own word differ, so the input tells the coin
+    from_gold = (fed == gold) & decided
+    from_model = (fed == own) & decided
+    assert bool(((fed == gold) | (fed == own)).all())
+    mixed_rows = int((from_gold.any(1) & from_model.any(1)).sum())
+    if per_sequence:  # one coin per question: every row is all gold or all its own words
+        assert mixed_rows == 0 and bool(from_gold.any()) and bool(from_model.any())
+    else:
+        assert mixed_rows > 0
