@@ -115,7 +115,7 @@ def train(train_pairs: Sequence[Pair], valid_pairs: Sequence[Pair], model_cfg: M
         if cfg.max_seconds is not None and history and time.perf_counter() - started >= cfg.max_seconds:
             log(f"stopping before epoch {epoch}: time budget of {cfg.max_seconds:.0f} s spent (resumable)")
             break
-        stats = _run_epoch(model, optimizer, train_pairs, valid_pairs, src_vocab, tgt_vocab, cfg, epoch, device)
+        stats = run_epoch(model, optimizer, train_pairs, valid_pairs, src_vocab, tgt_vocab, cfg, epoch, device)
         history.append(stats)
         log(f"epoch {epoch}: train {stats.train_loss:.3f}  valid {stats.valid_loss:.3f}  "
             f"{stats.seconds:.0f} s  {stats.target_tokens_per_s:.0f} target tok/s")
@@ -142,7 +142,7 @@ def _same_run(saved: dict, current: dict) -> bool:
     return strip(saved) == strip(current)
 
 
-def _run_epoch(model: QuestionGenerator, optimizer: torch.optim.Optimizer, train_pairs: Sequence[Pair],
+def run_epoch(model: QuestionGenerator, optimizer: torch.optim.Optimizer, train_pairs: Sequence[Pair],
                valid_pairs: Sequence[Pair], src_vocab: Vocab, tgt_vocab: Vocab, cfg: TrainConfig, epoch: int,
                device: torch.device) -> EpochStats:
     # Per-epoch seeds make the batch order and teacher-forcing draws the same after a resume.
