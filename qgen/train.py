@@ -44,6 +44,8 @@ class TrainConfig:
             raise ValueError(f"teacher_forcing must be in [0, 1], got {self.teacher_forcing}")
         if self.teacher_forcing_per not in ("step", "sequence"):
             raise ValueError(f"teacher_forcing_per must be 'step' or 'sequence', got {self.teacher_forcing_per!r}")
+        if self.teacher_forcing in (0.0, 1.0):  # the coin always falls the same way: the grain is moot,
+            object.__setattr__(self, "teacher_forcing_per", "step")  # so equal runs compare equal on resume
 
     @property
     def run_suffix(self) -> str:
@@ -51,7 +53,7 @@ class TrainConfig:
         '_tf0.5seq', so a run with another forcing gets its own checkpoint and results folders."""
         if self.teacher_forcing == 0.5 and self.teacher_forcing_per == "step":
             return ""
-        grain = "seq" if self.teacher_forcing_per == "sequence" and self.teacher_forcing < 1.0 else ""
+        grain = "seq" if self.teacher_forcing_per == "sequence" else ""
         return f"_tf{self.teacher_forcing:g}{grain}"
 
 
