@@ -28,14 +28,9 @@ from qgen.benchmark import dataset_pairs  # noqa: E402
 from qgen.checkpoint import load_checkpoint  # noqa: E402
 from qgen.data import Pair, sequential_batches  # noqa: E402
 from qgen.decode import greedy  # noqa: E402
-from qgen.metrics import corpus_bleu  # noqa: E402
+from qgen.metrics import corpus_bleu, immediate_repeat_share  # noqa: E402
 from qgen.model import make_batch  # noqa: E402
 from qgen.train import TrainConfig, run_epoch  # noqa: E402
-
-
-def repeat_share(questions: list[list[str]]) -> float:
-    """The share of questions holding some word twice in a row."""
-    return sum(any(a == b for a, b in zip(q, q[1:])) for q in questions) / max(len(questions), 1)
 
 
 def decode_all(model: torch.nn.Module, pairs: list[Pair], src_vocab, tgt_vocab) -> list[list[str]]:
@@ -72,7 +67,7 @@ def main() -> None:
 
     def report(tag: str) -> None:
         questions = decode_all(model, test_pairs, src_vocab, tgt_vocab)
-        print(f"{tag}: questions with a word twice in a row {repeat_share(questions):.1%}, "
+        print(f"{tag}: questions with a word twice in a row {immediate_repeat_share(questions):.1%}, "
               f"corpus BLEU {corpus_bleu(questions, references).score:.2f} (n={len(questions)})", flush=True)
 
     start_epoch = int(payload.get("epoch", 0))

@@ -12,6 +12,7 @@ from qgen.metrics.entropy import (
 )
 from qgen.metrics.meteor import Meteor, MeteorError, MeteorResult, MetricUnavailableError, meteor
 from qgen.metrics.overcopy import (
+    immediate_repeat_share,
     overcopy,
     overcopy_against_source,
     overcopy_scores,
@@ -35,6 +36,7 @@ __all__ = [
     "cumulative_attention_entropy",
     "evaluate_corpus",
     "meteor",
+    "immediate_repeat_share",
     "overcopy",
     "overcopy_against_source",
     "overcopy_scores",

@@ -104,3 +104,9 @@ def repeated_ngrams(tokens: Tokens, n_min: int = 2, n_max: int | None = None) ->
             break  # no repeated n-gram means no repeated longer one either
         total += repeats
     return total
+
+
+def immediate_repeat_share(questions: Sequence[Tokens]) -> float:
+    """The share of questions that hold some word twice in a row ("who is is ?"); 0 for none."""
+    lists = [token_list(q, f"question {i}") for i, q in enumerate(questions)]
+    return sum(any(a == b for a, b in zip(q, q[1:])) for q in lists) / max(len(lists), 1)

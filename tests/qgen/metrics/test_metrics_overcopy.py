@@ -97,3 +97,11 @@ def test_overcopy_is_zero_for_a_sub_multiset_of_the_reference(ref: list[str], da
     kept = data.draw(st.lists(st.booleans(), min_size=len(ref), max_size=len(ref)))
     gen = data.draw(st.permutations([w for w, keep in zip(ref, kept) if keep]))
     assert overcopy_sentence(gen, ref) == 0
+
+
+def test_immediate_repeat_share_counts_questions_with_a_word_twice_in_a_row() -> None:
+    from qgen.metrics import immediate_repeat_share
+
+    questions = [["who", "is", "is", "?"], ["who", "is", "he", "is", "?"], "where is paris paris ?".split(), []]
+    assert immediate_repeat_share(questions) == 0.5  # not a word met again further on, nor an empty one
+    assert immediate_repeat_share([]) == 0.0
