@@ -36,6 +36,9 @@ def main() -> None:
                              "step trains into folders suffixed _tf<value>[seq]")
     parser.add_argument("--teacher-forcing-per", default="step", choices=["step", "sequence"],
                         help="toss the teacher-forcing coin per step (default) or once per question")
+    parser.add_argument("--no-repeat", action="store_true",
+                        help="decode with no word right after itself; results go to <model>_norepeat "
+                             "(with --max-seconds 0: the trained checkpoint, decoded again)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     parser.add_argument("--data-dir", default=None, help="datasets root (default $QGEN_DATASETS or ../shared/datasets)")
     parser.add_argument("--work-dir", default=str(REPO / "out" / "benchmarks"))
@@ -65,7 +68,7 @@ def main() -> None:
     except ValueError as error:
         parser.error(str(error))
     readme = run_benchmark(args.dataset, args.models.split(","), cfg, args.work_dir, args.results, args.data_dir,
-                           log=lambda line: print(line, flush=True))
+                           no_repeat=args.no_repeat, log=lambda line: print(line, flush=True))
     print(f"wrote {readme}")
 
 

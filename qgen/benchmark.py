@@ -74,8 +74,12 @@ def first_per_group(pairs: Sequence[Pair]) -> list[Pair]:
 
 def run_variant(dataset: str, variant: Variant | str, prep_dir: str | Path, work_dir: str | Path,
                 results_dir: str | Path, train_cfg: TrainConfig, data_dir: Path | None = None,
-                eval_beam: int | None = None, log: Callable[[str], None] = print) -> dict:
-    """Train (resuming if a checkpoint is there) and evaluate one model; returns its metrics."""
+                eval_beam: int | None = None, no_repeat: bool = False, log: Callable[[str], None] = print) -> dict:
+    """Train (resuming if a checkpoint is there) and evaluate one model; returns its metrics.
+
+    ``no_repeat`` decodes with a word never right after itself (``qgen.decode.block_repeat``); those
+    results go to ``<model>_norepeat`` beside the paper-style ones, from the same checkpoint.
+    """
     variant = VARIANTS[variant] if isinstance(variant, str) else variant
     train_pairs, valid_pairs, test_pairs = dataset_pairs(dataset, Path(prep_dir), variant.entity_replacement, data_dir)
     glove = train_cfg.glove_path if variant.pretrained_vectors else None
@@ -84,12 +88,14 @@ def run_variant(dataset: str, variant: Variant | str, prep_dir: str | Path, work
     started = time.perf_counter()
     result = train(train_pairs, valid_pairs, variant.model, cfg, Path(work_dir) / dataset / run_name, log)
     train_seconds = time.perf_counter() - started
+    results_name = run_name + ("_norepeat" if no_repeat else "")
     metrics = evaluate_checkpoint(Path(result.out_dir) / "best.pt", test_pairs, eval_beam or variant.beam,
-                                  Path(results_dir) / dataset / run_name)
+                                  Path(results_dir) / dataset / results_name, no_repeat=no_repeat)
     metrics.update({
-        "dataset": dataset, "model": variant.name, "run": run_name, "split": PAPER_SPLITS[dataset],
+        "dataset": dataset, "model": variant.name, "run": results_name, "split": PAPER_SPLITS[dataset],
         "sizes": {"train": len(train_pairs), "valid": len(valid_pairs), "test": len(test_pairs)},
         "variant": {"entity_replacement": variant.entity_replacement, "beam": eval_beam or variant.beam,
+                    "no_repeat": no_repeat,
                     "pretrained_vectors": result.pretrained_vectors, "model": metrics.pop("model_config")},
         "train_config": asdict(cfg), "epochs_run": result.epochs_run, "epochs_planned": cfg.epochs,
         "best_epoch": result.best_epoch, "train_wall_s": round(train_seconds, 1),  # this invocation only
@@ -97,13 +103,15 @@ def run_variant(dataset: str, variant: Variant | str, prep_dir: str | Path, work
         "device": result.device,
         "history": [asdict(h) for h in result.history], "commit": code_version(),
     })
-    _write_metrics(Path(results_dir) / dataset / run_name, metrics)
+    _write_metrics(Path(results_dir) / dataset / results_name, metrics)
     return metrics
 
 
 def evaluate_checkpoint(checkpoint: Path, pairs: Sequence[Pair], beam: int, out_dir: Path,
-                        batch_size: int = 64) -> dict:
-    """Decode ``pairs``, write predictions/references/ids and return every metric (full and no-OOV)."""
+                        batch_size: int = 64, no_repeat: bool = False) -> dict:
+    """Decode ``pairs``, write predictions/references/ids and return every metric (full and no-OOV).
+
+    ``no_repeat``: no word right after itself, in the greedy and the beam pass alike."""
     from qgen.checkpoint import load_checkpoint
 
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -115,8 +123,9 @@ def evaluate_checkpoint(checkpoint: Path, pairs: Sequence[Pair], beam: int, out_
         batch = make_batch([p.src for p in chunk], None, src_vocab, tgt_vocab, model.cfg.copy).to(device)
         # The greedy pass gives the read attentions for the entropy metric; with beam > 1 the
         # predictions come from a second, beam pass (beam search keeps no attentions).
-        greedy_hyps = greedy(model, batch, keep_attention=True)
-        best = greedy_hyps if beam == 1 else [row[0] for row in beam_search(model, batch, beam=beam)]
+        greedy_hyps = greedy(model, batch, keep_attention=True, no_repeat=no_repeat)
+        best = greedy_hyps if beam == 1 else [row[0] for row in beam_search(model, batch, beam=beam,
+                                                                             no_repeat=no_repeat)]
         for pair, hyp, g, oovs, length in zip(chunk, best, greedy_hyps, batch.oovs, batch.src_lengths.tolist()):
             predictions[pair.id] = tgt_vocab.decode(hyp.ids, oovs)
             steps = g.attns.get("read", [])
@@ -194,7 +203,7 @@ def _write_metrics(model_dir: Path, metrics: dict) -> None:
 
 
 def run_benchmark(dataset: str, models: Sequence[str], train_cfg: TrainConfig, work_dir: str | Path,
-                  results_dir: str | Path, data_dir: str | Path | None = None,
+                  results_dir: str | Path, data_dir: str | Path | None = None, no_repeat: bool = False,
                   log: Callable[[str], None] = print) -> Path:
     """Preprocess (once), train and evaluate each model, and rewrite the dataset's results README."""
     from qgen.results_table import write_results_readme
@@ -210,6 +219,6 @@ def run_benchmark(dataset: str, models: Sequence[str], train_cfg: TrainConfig, w
     for name in models:
         log(f"== {dataset} / {name}")
         metrics = run_variant(dataset, name, prep, work_dir, results_dir, train_cfg,
-                              data_dir=Path(data_dir) if data_dir else None, log=log)
+                              data_dir=Path(data_dir) if data_dir else None, no_repeat=no_repeat, log=log)
         log(f"{name}: {headline(metrics['full'])}  ({metrics['epochs_run']} epochs, {metrics['device']})")
     return write_results_readme(Path(results_dir) / dataset, dataset)

@@ -29,6 +29,7 @@ def fail(message: str, code: int = 1) -> None:
 
 TEACHER_FORCING_HELP = ("Probability that the next decoder input is the gold word (the paper: 0.5); "
                         "another value than 0.5 per step trains into folders suffixed _tf<value>[seq].")
+NO_REPEAT_HELP = "Never decode a word right after itself ('new york york' cannot come out)."
 
 
 def _train_config(**fields):
@@ -145,6 +146,7 @@ def evaluate(
     out: Path = typer.Option(Path("out/evaluation"), "--out", help="predictions.txt, references.txt, ids.txt, metrics.json."),
     beam: int = typer.Option(4, "--beam"),
     raw_entities: bool = typer.Option(False, "--raw-entities", help="Read lf_tokens_raw (a model trained without entity replacement)."),
+    no_repeat: bool = typer.Option(False, "--no-repeat", help=NO_REPEAT_HELP),
     plots: bool = typer.Option(False, "--plots", help="Also write PNGs: attention heatmaps with the p_gen strip, "
                                                       "loss curves, cumulative attention entropy."),
 ) -> None:
@@ -155,7 +157,7 @@ def evaluate(
     from qgen.data import read_pairs
 
     pairs = read_pairs(examples, not raw_entities)
-    metrics = evaluate_checkpoint(checkpoint, pairs, beam, out)
+    metrics = evaluate_checkpoint(checkpoint, pairs, beam, out, no_repeat=no_repeat)
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     if plots:
         from qgen.plots import write_evaluation_plots
@@ -209,13 +211,15 @@ def benchmark(
     results: Path = typer.Option(Path("benchmarks/results"), "--results", help="Where the results files go."),
     teacher_forcing: float = typer.Option(0.5, "--teacher-forcing", help=TEACHER_FORCING_HELP),
     teacher_forcing_per: str = typer.Option("step", "--teacher-forcing-per", help="step or sequence."),
+    no_repeat: bool = typer.Option(False, "--no-repeat", help=NO_REPEAT_HELP + " Results go to <model>_norepeat."),
 ) -> None:
     """Train and evaluate the Table 1 models; write predictions, metrics.json and a results README."""
     from qgen.benchmark import run_benchmark
 
     cfg = _train_config(epochs=epochs, max_seconds=max_seconds, glove_path=str(glove) if glove else None,
                         teacher_forcing=teacher_forcing, teacher_forcing_per=teacher_forcing_per)
-    readme = run_benchmark(dataset, models.split(","), cfg, work_dir, results, data_dir, log=typer.echo)
+    readme = run_benchmark(dataset, models.split(","), cfg, work_dir, results, data_dir, no_repeat=no_repeat,
+                           log=typer.echo)
     typer.echo(f"wrote {readme}")
 
 

@@ -20,6 +20,13 @@ KEYS = ["bleu_sentence_mean", "meteor_sentence_mean", "rouge_l_sentence_mean", "
         "rouge_l_corpus", "overcopy", "overcopy_source"]
 
 
+def _row_order(name: str) -> tuple[int, str]:
+    """Table 1's order; a run of another setting (``scratchpad_norepeat``, ``_tf1``) right after its model."""
+    bases = [b for b in ORDER if name == b or name.startswith(b + "_")]
+    base = max(bases, key=len) if bases else ""
+    return (ORDER.index(base) if base else len(ORDER), name)
+
+
 def _fmt(value: object, digits: int = 2) -> str:
     return "–" if value is None else f"{value:.{digits}f}" if isinstance(value, (int, float)) else str(value)
 
@@ -32,7 +39,7 @@ def _forcing(run: dict) -> str:
 def write_results_readme(dataset_dir: Path, dataset: str) -> Path:
     """(Re)write ``dataset_dir/README.md`` from every ``<model>/metrics.json`` there."""
     runs = {p.parent.name: json.loads(p.read_text()) for p in sorted(dataset_dir.glob("*/metrics.json"))}
-    names = [n for n in ORDER if n in runs] + [n for n in runs if n not in ORDER]
+    names = sorted(runs, key=_row_order)
     lines = [f"# Results: {dataset}", "",
              "Written by `benchmarks/qgen_bench.py` from the metrics.json files beside this README; every "
              "number in the 'ours' rows was measured by our code. Scores are on a 0-100 scale "
@@ -65,7 +72,8 @@ def write_results_readme(dataset_dir: Path, dataset: str) -> Path:
         lines.append(f"- {name}: {run['epochs_run']} of {run['epochs_planned']} epochs on {run['device']} "
                      f"(best epoch {run['best_epoch']}), training {run.get('train_epochs_s', run['train_wall_s'])} s "
                      f"(sum over epochs, across resumes), decode "
-                     f"{run['decode_wall_s']} s, beam {run['variant']['beam']}, vectors: "
+                     f"{run['decode_wall_s']} s, beam {run['variant']['beam']}"
+                     f"{', no word right after itself' if run['variant'].get('no_repeat') else ''}, vectors: "
                      f"{run['variant']['pretrained_vectors']}, {_forcing(run)}, commit {run['commit']}; "
                      f"split: {run['split']}; "
                      f"sizes {run['sizes']}")

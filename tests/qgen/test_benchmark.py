@@ -53,6 +53,16 @@ def test_train_evaluate_and_table(tmp_path: Path) -> None:
     assert json.loads((out / "metrics.json").read_text())["epochs_run"] == 2
     table = write_results_readme(tmp_path / "results" / "webqsp", "webqsp").read_text()
     assert "| scratchpad_tf1 | ours | 1/1 |" in table and "teacher forcing 1 per step" in table
+    # decoding with no word right after itself: the same checkpoint, its own results folder
+    blocked = run_variant("webqsp", variant, prep, tmp_path / "work", tmp_path / "results",
+                          TrainConfig(epochs=2, batch_size=4, learning_rate=1e-2, max_seconds=0), no_repeat=True,
+                          log=lambda _: None)
+    assert blocked["run"] == "scratchpad_norepeat" and blocked["variant"]["no_repeat"] and blocked["epochs_run"] == 2
+    lines = (tmp_path / "results" / "webqsp" / "scratchpad_norepeat" / "predictions.txt").read_text().splitlines()
+    assert len(lines) == len(ids) and not any(a == b for line in lines for a, b in zip(line.split(), line.split()[1:]))
+    assert json.loads((out / "metrics.json").read_text())["variant"].get("no_repeat") is False
+    table = write_results_readme(tmp_path / "results" / "webqsp", "webqsp").read_text()
+    assert "| scratchpad_norepeat | ours | 2/2 |" in table and "no word right after itself" in table
 
 
 def test_wikisql_split_is_kept_beside_the_parquet(tmp_path: Path, run_without_parsers: Callable) -> None:
@@ -70,3 +80,13 @@ def test_wikisql_split_is_kept_beside_the_parquet(tmp_path: Path, run_without_pa
     proc = run_without_parsers(f"from pathlib import Path\nfrom qgen.benchmark import dataset_pairs\n"
                                f"print(len(dataset_pairs('wikisql', Path({str(prep)!r}), True)[1]))\n")
     assert proc.returncode == 0 and proc.stdout.strip() == str(len(valid)), proc.stderr[-2000:]
+
+
+def test_results_rows_follow_table_one_with_each_setting_after_its_model() -> None:
+    from qgen.results_table import _row_order
+
+    names = ["scratchpad_norepeat", "zz_other", "copynet_norepeat", "scratchpad_extended", "scratchpad",
+             "seq2seq_priors", "copynet", "seq2seq", "scratchpad_extended_norepeat", "scratchpad_tf1"]
+    assert sorted(names, key=_row_order) == [
+        "seq2seq", "seq2seq_priors", "copynet", "copynet_norepeat", "scratchpad", "scratchpad_norepeat",
+        "scratchpad_tf1", "scratchpad_extended", "scratchpad_extended_norepeat", "zz_other"]

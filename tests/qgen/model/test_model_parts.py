@@ -114,6 +114,23 @@ def test_beam_of_one_equals_greedy(parts: tuple) -> None:
     assert beam_ids == greedy_ids
 
 
+def _has_immediate_repeat(ids: list[int]) -> bool:
+    return any(a == b for a, b in zip(ids, ids[1:]))
+
+
+@pytest.mark.parametrize("parts", [PARTS[0], PARTS[3], PARTS[4]])
+def test_no_repeat_forbids_a_token_right_after_itself(parts: tuple) -> None:
+    model, batch = model_and_batch(*parts)
+    model.eval()
+    plain = [h.ids for h in greedy(model, batch, max_len=12)]
+    assert any(_has_immediate_repeat(ids) for ids in plain)  # the untrained model repeats: the test bites
+    blocked = [h.ids for h in greedy(model, batch, max_len=12, no_repeat=True)]
+    assert not any(_has_immediate_repeat(ids) for ids in blocked)
+    beams = beam_search(model, batch, beam=3, max_len=12, num_return=3, no_repeat=True)
+    assert not any(_has_immediate_repeat(h.ids) for row in beams for h in row)
+    assert [row[0].ids for row in beam_search(model, batch, beam=1, max_len=12, no_repeat=True)] == blocked
+
+
 def test_beam_returns_sorted_hypotheses() -> None:
     model, batch = model_and_batch("intersection", 10, "scratchpad")
     model.eval()
