@@ -57,7 +57,7 @@ def synthesize_shards_flow(checkpoint: str, out: str, from_file: Optional[str] =
                            max_answers: int = 10, beam: int = 4, shard_size: int = 1000, max_overcopy: int = 0,
                            max_repeated_ngrams: int = 0, min_score: Optional[float] = None,
                            data_dir: Optional[str] = None, submit: bool = False,
-                           in_flight: int = 32) -> dict[str, Any]:
+                           in_flight: int = 32, no_repeat: bool = False) -> dict[str, Any]:
     """The corpus run itself, on whatever task runner the caller gave this flow."""
     from qgen.synth.filter import FilterThresholds
     from qgen.synth.run import synthesize_from_source
@@ -69,7 +69,8 @@ def synthesize_shards_flow(checkpoint: str, out: str, from_file: Optional[str] =
     thresholds = FilterThresholds(max_overcopy=max_overcopy, max_repeated_ngrams=max_repeated_ngrams,
                                   min_score=min_score)
     return synthesize_from_source(source, checkpoint, out, beam=beam, shard_size=shard_size, thresholds=thresholds,
-                                  seed=seed, log=logger.info, map_shards=shard_mapper(submit, in_flight))
+                                  seed=seed, log=logger.info, map_shards=shard_mapper(submit, in_flight),
+                                  no_repeat=no_repeat)
 
 
 @flow(name="qgen-synthesize", log_prints=True)
@@ -79,7 +80,7 @@ def synthesize_flow(checkpoint: str, out: str = "qgen-out/corpus", from_file: Op
                     count: int = 1000, seed: int = 0, max_answers: int = 10, beam: int = 4, shard_size: int = 1000,
                     max_overcopy: int = 0, max_repeated_ngrams: int = 0, min_score: Optional[float] = None,
                     data_dir: Optional[str] = None, dask_address: Optional[str] = None,
-                    dask_workers: int = 0, in_flight: int = 32) -> dict[str, Any]:
+                    dask_workers: int = 0, in_flight: int = 32, no_repeat: bool = False) -> dict[str, Any]:
     """Write a (logical form, question) corpus to ``out``; returns its manifest.
 
     Exactly one of ``from_file``, ``from_graph`` (optionally with ``substitute_from``),
@@ -87,13 +88,14 @@ def synthesize_flow(checkpoint: str, out: str = "qgen-out/corpus", from_file: Op
     ``dask_workers`` > 0: a LocalCluster of that many workers; neither: shards run here.
     ``in_flight``: at most this many shards submitted to the cluster at a time (bounds memory).
     ``out`` may hold ``{date}`` (the run's scheduled day, YYYY-MM-DD): one corpus per scheduled run.
+    ``no_repeat``: decode with no word right after itself.
     """
     out = str(Path(run_folder(out)).resolve())
     runner = dask_task_runner(dask_address, dask_workers)
     shards = synthesize_shards_flow if runner is None else synthesize_shards_flow.with_options(task_runner=runner)
     manifest = shards(checkpoint, out, from_file, from_graph, from_endpoint, from_tables, substitute_from, count,
                       seed, max_answers, beam, shard_size, max_overcopy, max_repeated_ngrams, min_score, data_dir,
-                      submit=runner is not None, in_flight=in_flight)
+                      submit=runner is not None, in_flight=in_flight, no_repeat=no_repeat)
     source_file = Path(out) / "source.json"
     source = json.loads(source_file.read_text()) if source_file.is_file() else None
     publish(f"qgen-synthesize-{Path(out).name}", corpus_markdown(manifest, source, sample_pairs(out), Path(out)),

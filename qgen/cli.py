@@ -178,6 +178,7 @@ def generate(
     beam: int = typer.Option(4, "--beam"),
     num_return: int = typer.Option(1, "--num-return", help="Questions per logical form."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per logical form."),
+    no_repeat: bool = typer.Option(False, "--no-repeat", help=NO_REPEAT_HELP),
 ) -> None:
     """One-off generation: print the question(s) for logical forms, with their scores."""
     import json
@@ -188,7 +189,8 @@ def generate(
     lines = [line for line in lines if line.strip()]
     if not lines:
         fail("no logical form given (an argument, --file or stdin)", 2)
-    for result in generate_questions(lines, checkpoint, lf_type, _parse_names(name), beam, num_return):
+    for result in generate_questions(lines, checkpoint, lf_type, _parse_names(name), beam, num_return,
+                                     no_repeat=no_repeat):
         if as_json:
             typer.echo(json.dumps(result, ensure_ascii=False))
         elif "error" in result:
@@ -241,6 +243,7 @@ def synthesize(
     max_repeated_ngrams: int = typer.Option(0, "--max-repeated-ngrams", help="Repeated n-grams (n>=2) allowed."),
     min_score: Optional[float] = typer.Option(None, "--min-score", help="Floor on the length-normalised log-probability."),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Datasets root, for a dataset name."),
+    no_repeat: bool = typer.Option(False, "--no-repeat", help=NO_REPEAT_HELP),
 ) -> None:
     """Generate a (logical form, question) corpus: pairs/ and rejects/ Parquet shards, manifest.json, README.md."""
     from qgen.synth import FilterThresholds
@@ -255,7 +258,7 @@ def synthesize(
 
     with progress_bar("synthesize") as update:
         manifest = synthesize_from_source(source, checkpoint, out, beam=beam, shard_size=shard_size,
-                                          thresholds=thresholds, seed=seed, log=typer.echo,
+                                          thresholds=thresholds, seed=seed, log=typer.echo, no_repeat=no_repeat,
                                           progress=lambda done: update(done, None))
     counts = manifest["counts"]
     typer.echo(f"inputs={counts['inputs']} pairs={counts['pairs']} rejects={counts['rejects']}")

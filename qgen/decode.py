@@ -32,6 +32,8 @@ def block_repeat(log_probs: torch.Tensor, prev: torch.Tensor) -> torch.Tensor:
     against 0.1% of the WebQSP references, see the benchmarks README), so decoding can rule it out.
     The token that repeats is one id whether generated or copied (copies of in-vocabulary words map
     to their vocabulary id, unseen source words to one extended id each), so one entry per row suffices.
+    The price: a name that repeats itself ("walla walla", "bora bora") cannot be written whole, which
+    is why it is an option (``--no-repeat``), off by default.
     """
     return log_probs.scatter(1, prev.unsqueeze(1), float("-inf"))
 

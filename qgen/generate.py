@@ -13,9 +13,10 @@ from qgen.model import make_batch
 
 def generate_questions(lfs: Sequence[str], checkpoint: str | Path, lf_type: str = "sparql",
                        names: Mapping[str, str] | None = None, beam: int = 4, num_return: int = 1,
-                       batch_size: int = 32) -> Iterator[dict]:
+                       batch_size: int = 32, no_repeat: bool = False) -> Iterator[dict]:
     """Per logical form, in order: ``{"lf", "questions": [(question, score), ...]}`` best first
-    (score: length-normalised log-probability), or ``{"lf", "error"}`` for one that cannot be read."""
+    (score: length-normalised log-probability), or ``{"lf", "error"}`` for one that cannot be read.
+    ``no_repeat``: no word right after itself."""
     from parsers import LogicalFormError, tokenize_lf
 
     if num_return > beam:
@@ -33,7 +34,8 @@ def generate_questions(lfs: Sequence[str], checkpoint: str | Path, lf_type: str 
     for start in range(0, len(good), batch_size):
         chunk = good[start : start + batch_size]
         batch = make_batch([parsed[i] for i in chunk], None, src_vocab, tgt_vocab, model.cfg.copy).to(device)
-        for i, hyps, oovs in zip(chunk, beam_search(model, batch, beam=beam, num_return=num_return), batch.oovs):
+        for i, hyps, oovs in zip(chunk, beam_search(model, batch, beam=beam, num_return=num_return,
+                                                             no_repeat=no_repeat), batch.oovs):
             answers[i] = [(" ".join(tgt_vocab.decode(h.ids, oovs)), round(h.score, 4)) for h in hyps]
     for i, lf in enumerate(lfs):
         yield {"lf": lf, "questions": answers[i]} if i in answers else {"lf": lf, "error": parsed[i]}

@@ -90,7 +90,7 @@ def synthesize(records: Iterable[RawExample], checkpoint: str | Path, out_dir: s
                beam: int = 4, thresholds: FilterThresholds | None = None, seed: int = 1, batch_size: int = 32,
                alpha: float = 1.0, max_len: int = 40, max_src_len: int = 400, device: str = "auto",
                tokenize_timeout_s: float | None = 10.0, labels: Callable[[str], str | None] | None = None,
-               sample_size: int = 10, log: Callable[[str], None] = print,
+               sample_size: int = 10, log: Callable[[str], None] = print, no_repeat: bool = False,
                map_shards: ShardMap | None = None,
                progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Generate, filter and write the corpus for ``records``; returns the final manifest.
@@ -110,11 +110,13 @@ def synthesize(records: Iterable[RawExample], checkpoint: str | Path, out_dir: s
                 "max_len": max_len, "max_src_len": max_src_len, "batch_size": batch_size, "seed": seed,
                 "tokenize_timeout_s": tokenize_timeout_s, "device_type": resolve_device(device).type,
                 "thresholds": thresholds.as_dict(), "schema_version": SCHEMA_VERSION}
+    if no_repeat:  # only when set, so a corpus begun before this setting existed still resumes
+        settings["no_repeat"] = True
     manifest = _open_manifest(out, settings)
     created_at = datetime.fromisoformat(manifest["created_at"])
     writer_options = {"beam": beam, "alpha": alpha, "max_len": max_len, "batch_size": batch_size,
                       "max_src_len": max_src_len, "device": device, "tokenize_timeout_s": tokenize_timeout_s,
-                      "ignore_tokens": thresholds.ignore_tokens, "created_at": created_at}
+                      "ignore_tokens": thresholds.ignore_tokens, "created_at": created_at, "no_repeat": no_repeat}
     writer = QuestionWriter(checkpoint, labels=labels, **writer_options)
     manifest["model"] = {"path": str(checkpoint), "checksum": checksum, "model_id": writer.model_id,
                          "copy": writer.copy_mode, "config": writer.model.cfg.as_dict()}

@@ -70,7 +70,7 @@ class QuestionWriter:
                  batch_size: int = 32, max_src_len: int = 400, device: str | torch.device = "auto",
                  tokenize_timeout_s: float | None = 10.0, labels: Callable[[str], str | None] | None = None,
                  ignore_tokens: Collection[str] = DEFAULT_IGNORED_TOKENS,
-                 created_at: datetime | None = None) -> None:
+                 created_at: datetime | None = None, no_repeat: bool = False) -> None:
         if beam < 1 or batch_size < 1 or max_len < 1:
             raise ValueError("beam, batch_size and max_len must be >= 1")
         self.device = resolve_device(device) if isinstance(device, str) else device
@@ -78,6 +78,7 @@ class QuestionWriter:
         self.model_id = "sha256:" + file_checksum(checkpoint)
         self.copy_mode = self.model.cfg.copy
         self.beam, self.alpha, self.max_len = beam, alpha, max_len
+        self.no_repeat = no_repeat  # no word right after itself (qgen.decode.block_repeat)
         self.batch_size, self.max_src_len = batch_size, max_src_len
         self.tokenize_timeout_s, self.labels = tokenize_timeout_s, labels
         self.ignore_tokens = tuple(ignore_tokens)
@@ -131,7 +132,8 @@ class QuestionWriter:
         try:
             batch = make_batch(sources, None, self.src_vocab, self.tgt_vocab, self.copy_mode, self.max_src_len)
             batch = batch.to(self.device)
-            hyps = [best[0] for best in beam_search(self.model, batch, self.beam, self.max_len, self.alpha)]
+            hyps = [best[0] for best in beam_search(self.model, batch, self.beam, self.max_len, self.alpha,
+                                                    no_repeat=self.no_repeat)]
             no_copy = [[0.0] * len(h.ids) for h in hyps]
             shares = copy_shares(self.model, batch, hyps) if self.copy_mode != "none" else no_copy
         except Exception as err:  # e.g. out of memory: the batch's inputs become rejects, the run goes on

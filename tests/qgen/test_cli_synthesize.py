@@ -64,6 +64,11 @@ def test_generate_prints_questions_and_scores(checkpoint: Path) -> None:
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert out["lf"] == lf and len(out["questions"]) == 2 and all(isinstance(s, float) for _, s in out["questions"])
+    blocked = runner.invoke(app, ["generate", "--checkpoint", str(checkpoint), "--name", "m.0a=Oslo", "--beam", "3",
+                                  "--num-return", "3", "--no-repeat", "--json", lf])
+    assert blocked.exit_code == 0, blocked.output
+    for question, _ in json.loads(blocked.stdout)["questions"]:
+        assert all(a != b for a, b in zip(question.split(), question.split()[1:])), question
     bad = runner.invoke(app, ["generate", "--checkpoint", str(checkpoint), "SELECT ?x WHERE {"])
     assert bad.exit_code == 0 and bad.stdout.startswith("error: SparqlSyntaxError")
 

@@ -211,6 +211,8 @@ def test_a_finished_run_is_a_no_op_and_other_settings_or_input_are_refused(setup
     assert not [line for line in log if line.startswith("shard ")]
     with pytest.raises(CorpusError, match="other settings .*beam"):
         synthesize(inputs, setup["checkpoint"], out, **{**RUN, "beam": 2}, log=lambda _: None)
+    with pytest.raises(CorpusError, match="other settings .*no_repeat"):
+        synthesize(inputs, setup["checkpoint"], out, **RUN, no_repeat=True, log=lambda _: None)
     changed = inputs[:5] + [replace(inputs[5], logical_form=sparql(5, "capital"))] + inputs[6:]
     with pytest.raises(CorpusError, match="input of shard 0"):
         synthesize(changed, setup["checkpoint"], out, **RUN, log=lambda _: None)

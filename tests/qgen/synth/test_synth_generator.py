@@ -126,3 +126,13 @@ def test_results_do_not_depend_on_batching(checkpoint: Path) -> None:
     assert [r.id for r in one] == [r.id for r in inputs]
     assert [r.question for r in one] == [r.question for r in many]  # type: ignore[union-attr]
     assert [r.score for r in one] == pytest.approx([r.score for r in many], abs=1e-5)  # type: ignore[union-attr]
+
+
+def test_no_repeat_changes_only_questions_with_a_word_twice_in_a_row(checkpoint: Path) -> None:
+    inputs = [record(90, "oslo"), record(91, "zagreb", "mayor"), record(93, "bora bora")]
+    plain = QuestionWriter(checkpoint).write(inputs)
+    blocked = QuestionWriter(checkpoint, no_repeat=True).write(inputs)
+    assert [r.question for r in blocked[:2]] == [r.question for r in plain[:2]]  # type: ignore[union-attr]
+    for row in blocked:
+        words = row.question.split()  # type: ignore[union-attr]
+        assert all(a != b for a, b in zip(words, words[1:])), row
