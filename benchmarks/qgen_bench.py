@@ -19,6 +19,7 @@ sys.path.insert(0, str(REPO))
 
 import torch  # noqa: E402
 
+from qgen import option_help  # noqa: E402
 from qgen.benchmark import headline, rescore_results, run_benchmark  # noqa: E402
 from qgen.model import VARIANTS  # noqa: E402
 from qgen.train import TrainConfig  # noqa: E402
@@ -31,14 +32,11 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=75)
     parser.add_argument("--max-seconds", type=float, default=None, help="time budget per model (resumable)")
     parser.add_argument("--glove", default=None, help="GloVe-format vectors (300d) for the rows that use them")
-    parser.add_argument("--teacher-forcing", type=float, default=0.5,
-                        help="probability of feeding the gold word (the paper: 0.5); another value than 0.5 per "
-                             "step trains into folders suffixed _tf<value>[seq]")
+    parser.add_argument("--teacher-forcing", type=float, default=0.5, help=option_help.TEACHER_FORCING)
     parser.add_argument("--teacher-forcing-per", default="step", choices=["step", "sequence"],
-                        help="toss the teacher-forcing coin per step (default) or once per question")
+                        help=option_help.TEACHER_FORCING_PER)
     parser.add_argument("--no-repeat", action="store_true",
-                        help="decode with no word right after itself; results go to <model>_norepeat "
-                             "(with --max-seconds 0: the trained checkpoint, decoded again)")
+                        help=option_help.NO_REPEAT + " With --max-seconds 0: the trained checkpoint, decoded again.")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     parser.add_argument("--data-dir", default=None, help="datasets root (default $QGEN_DATASETS or ../shared/datasets)")
     parser.add_argument("--work-dir", default=str(REPO / "out" / "benchmarks"))

@@ -11,6 +11,8 @@ from typing import List, Optional
 
 import typer
 
+from qgen import option_help
+
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="qgen: turn logical forms (SPARQL, SQL) into natural-language questions.")
 _state = {"debug": False}
@@ -27,9 +29,6 @@ def fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
-TEACHER_FORCING_HELP = ("Probability that the next decoder input is the gold word (the paper: 0.5); "
-                        "another value than 0.5 per step trains into folders suffixed _tf<value>[seq].")
-NO_REPEAT_HELP = "Never decode a word right after itself ('new york york' cannot come out)."
 
 
 def _train_config(**fields):
@@ -118,8 +117,8 @@ def train(
     glove: Optional[Path] = typer.Option(None, "--glove", help="GloVe-format vectors of --embedding size."),
     max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="Time budget; the run is resumable."),
     seed: int = typer.Option(1, "--seed"),
-    teacher_forcing: float = typer.Option(0.5, "--teacher-forcing", help=TEACHER_FORCING_HELP),
-    teacher_forcing_per: str = typer.Option("step", "--teacher-forcing-per", help="step or sequence."),
+    teacher_forcing: float = typer.Option(0.5, "--teacher-forcing", help=option_help.TEACHER_FORCING),
+    teacher_forcing_per: str = typer.Option("step", "--teacher-forcing-per", help=option_help.TEACHER_FORCING_PER),
 ) -> None:
     """Train a question generator (resuming from <out>/last.pt when it is there)."""
     from dataclasses import replace
@@ -146,7 +145,7 @@ def evaluate(
     out: Path = typer.Option(Path("out/evaluation"), "--out", help="predictions.txt, references.txt, ids.txt, metrics.json."),
     beam: int = typer.Option(4, "--beam"),
     raw_entities: bool = typer.Option(False, "--raw-entities", help="Read lf_tokens_raw (a model trained without entity replacement)."),
-    no_repeat: bool = typer.Option(False, "--no-repeat", help=NO_REPEAT_HELP),
+    no_repeat: bool = typer.Option(False, "--no-repeat", help=option_help.NO_REPEAT),
     plots: bool = typer.Option(False, "--plots", help="Also write PNGs: attention heatmaps with the p_gen strip, "
                                                       "loss curves, cumulative attention entropy."),
 ) -> None:
@@ -178,7 +177,7 @@ def generate(
     beam: int = typer.Option(4, "--beam"),
     num_return: int = typer.Option(1, "--num-return", help="Questions per logical form."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per logical form."),
-    no_repeat: bool = typer.Option(False, "--no-repeat", help=NO_REPEAT_HELP),
+    no_repeat: bool = typer.Option(False, "--no-repeat", help=option_help.NO_REPEAT),
 ) -> None:
     """One-off generation: print the question(s) for logical forms, with their scores."""
     import json
@@ -211,9 +210,9 @@ def benchmark(
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Datasets root."),
     work_dir: Path = typer.Option(Path("out/benchmarks"), "--work-dir", help="Checkpoints and preprocessed data."),
     results: Path = typer.Option(Path("benchmarks/results"), "--results", help="Where the results files go."),
-    teacher_forcing: float = typer.Option(0.5, "--teacher-forcing", help=TEACHER_FORCING_HELP),
-    teacher_forcing_per: str = typer.Option("step", "--teacher-forcing-per", help="step or sequence."),
-    no_repeat: bool = typer.Option(False, "--no-repeat", help=NO_REPEAT_HELP + " Results go to <model>_norepeat."),
+    teacher_forcing: float = typer.Option(0.5, "--teacher-forcing", help=option_help.TEACHER_FORCING),
+    teacher_forcing_per: str = typer.Option("step", "--teacher-forcing-per", help=option_help.TEACHER_FORCING_PER),
+    no_repeat: bool = typer.Option(False, "--no-repeat", help=option_help.NO_REPEAT),
 ) -> None:
     """Train and evaluate the Table 1 models; write predictions, metrics.json and a results README."""
     from qgen.benchmark import run_benchmark
@@ -243,7 +242,7 @@ def synthesize(
     max_repeated_ngrams: int = typer.Option(0, "--max-repeated-ngrams", help="Repeated n-grams (n>=2) allowed."),
     min_score: Optional[float] = typer.Option(None, "--min-score", help="Floor on the length-normalised log-probability."),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Datasets root, for a dataset name."),
-    no_repeat: bool = typer.Option(False, "--no-repeat", help=NO_REPEAT_HELP),
+    no_repeat: bool = typer.Option(False, "--no-repeat", help=option_help.NO_REPEAT),
 ) -> None:
     """Generate a (logical form, question) corpus: pairs/ and rejects/ Parquet shards, manifest.json, README.md."""
     from qgen.synth import FilterThresholds

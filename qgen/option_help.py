@@ -1,0 +1,9 @@
+"""Help texts of options that both the ``qgen`` CLI (typer) and ``benchmarks/qgen_bench.py`` (argparse) take.
+
+Kept here, free of imports, so the two say the same thing and the CLI still starts without torch.
+"""
+TEACHER_FORCING = ("Probability that the next decoder input is the gold word (the paper: 0.5); "
+                   "another value than 0.5 per step trains into folders suffixed _tf<value>[seq].")
+TEACHER_FORCING_PER = "Toss the teacher-forcing coin per step (default) or once per question: step or sequence."
+NO_REPEAT = ("Never decode a word right after itself ('new york york' cannot come out; nor can 'walla walla'). "
+             "In a benchmark the results go to <model>_norepeat.")
