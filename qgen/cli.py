@@ -29,8 +29,6 @@ def fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
-
-
 def _train_config(**fields):
     """A TrainConfig, or a one-line error for a bad value (e.g. --teacher-forcing 2)."""
     from qgen.train import TrainConfig
