@@ -36,7 +36,7 @@ def main() -> None:
     parser.add_argument("--teacher-forcing-per", default="step", choices=["step", "sequence"],
                         help=option_help.TEACHER_FORCING_PER)
     parser.add_argument("--no-repeat", action="store_true",
-                        help=option_help.NO_REPEAT + " With --max-seconds 0: the trained checkpoint, decoded again.")
+                        help=option_help.NO_REPEAT_BENCHMARK)
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     parser.add_argument("--data-dir", default=None, help="datasets root (default $QGEN_DATASETS or ../shared/datasets)")
     parser.add_argument("--work-dir", default=str(REPO / "out" / "benchmarks"))

@@ -30,14 +30,17 @@ def deployment_parameters(checkpoint: str, out: str, from_graph: Optional[str] =
                           from_tables: Optional[list[str]] = None, from_file: Optional[str] = None,
                           from_endpoint: Optional[str] = None, count: int = 1000, seed: int = 0, beam: int = 4,
                           shard_size: int = 1000, dask_address: Optional[str] = None,
-                          dask_workers: int = 0) -> dict[str, Any]:
-    """The deployment's default parameters: exactly one source, as ``qgen synthesize`` asks."""
+                          dask_workers: int = 0, no_repeat: bool = False) -> dict[str, Any]:
+    """The deployment's default parameters: exactly one source, as ``qgen synthesize`` asks.
+
+    Unset ones are left out (the flow's defaults apply); ``no_repeat`` appears only when on."""
     sources = [x for x in (from_graph, from_tables or None, from_file, from_endpoint) if x]
     if len(sources) != 1:
         raise ValueError("give exactly one of --from-graph, --from-tables, --from-file, --from-endpoint")
     params = {"checkpoint": checkpoint, "out": out, "from_graph": from_graph, "from_tables": from_tables or None,
               "from_file": from_file, "from_endpoint": from_endpoint, "count": count, "seed": seed, "beam": beam,
-              "shard_size": shard_size, "dask_address": dask_address, "dask_workers": dask_workers}
+              "shard_size": shard_size, "dask_address": dask_address, "dask_workers": dask_workers,
+              "no_repeat": True if no_repeat else None}
     return {k: v for k, v in params.items() if v is not None}
 
 

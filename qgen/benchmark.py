@@ -137,7 +137,8 @@ def evaluate_checkpoint(checkpoint: Path, pairs: Sequence[Pair], beam: int, out_
     (out_dir / "references.txt").write_text("".join(" ".join(p.tgt) + "\n" for p in pairs))
     (out_dir / "ids.txt").write_text("".join(i + "\n" for i in ids))
     metrics = score_predictions(pairs, predictions, src_vocab, tgt_vocab, attentions)
-    metrics.update({"decode_wall_s": round(decode_seconds, 1), "decode_device": str(device),
+    metrics.update({"decoding": {"beam": beam, "no_repeat": no_repeat},
+                    "decode_wall_s": round(decode_seconds, 1), "decode_device": str(device),
                     "checkpoint": str(checkpoint),
                     "model_config": model.cfg.as_dict()})  # as trained: with its vocabulary sizes
     return metrics

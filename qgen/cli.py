@@ -155,11 +155,12 @@ def evaluate(
 
     pairs = read_pairs(examples, not raw_entities)
     metrics = evaluate_checkpoint(checkpoint, pairs, beam, out, no_repeat=no_repeat)
+    metrics["examples"] = str(examples)
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     if plots:
         from qgen.plots import write_evaluation_plots
 
-        for path in write_evaluation_plots(checkpoint, pairs, out / "plots"):
+        for path in write_evaluation_plots(checkpoint, pairs, out / "plots", no_repeat=no_repeat):
             typer.echo(f"plot {path}")
     typer.echo(headline(metrics["full"]))
     typer.echo(f"wrote {out.resolve()}")
@@ -210,7 +211,7 @@ def benchmark(
     results: Path = typer.Option(Path("benchmarks/results"), "--results", help="Where the results files go."),
     teacher_forcing: float = typer.Option(0.5, "--teacher-forcing", help=option_help.TEACHER_FORCING),
     teacher_forcing_per: str = typer.Option("step", "--teacher-forcing-per", help=option_help.TEACHER_FORCING_PER),
-    no_repeat: bool = typer.Option(False, "--no-repeat", help=option_help.NO_REPEAT),
+    no_repeat: bool = typer.Option(False, "--no-repeat", help=option_help.NO_REPEAT_BENCHMARK),
 ) -> None:
     """Train and evaluate the Table 1 models; write predictions, metrics.json and a results README."""
     from qgen.benchmark import run_benchmark
@@ -298,6 +299,7 @@ def serve(
     once: bool = typer.Option(False, "--once", help="Register, poll once and exit (the schedule stays active)."),
     work_pool: Optional[str] = typer.Option(None, "--work-pool", help="Register for this work pool's workers "
                                                                       "instead of serving here."),
+    no_repeat: bool = typer.Option(False, "--no-repeat", help=option_help.NO_REPEAT),
 ) -> None:
     """Serve the synthesize flow as a scheduled deployment (qgen-synthesize/NAME) until stopped."""
     from flows.serve import deploy_to_work_pool, deployment_parameters, serve_synthesis
@@ -307,7 +309,7 @@ def serve(
                                    [str(p.resolve()) for p in from_tables],
                                    str(Path(from_file).resolve()) if from_file and Path(from_file).exists() else from_file,
                                    from_endpoint, count, seed,
-                                   beam, shard_size, dask_address, dask_workers)
+                                   beam, shard_size, dask_address, dask_workers, no_repeat=no_repeat)
     when = f"cron '{cron}'{f' ({timezone})' if timezone else ''}"
     if work_pool:
         deployment_id = deploy_to_work_pool(params, work_pool, cron=cron, name=name, timezone=timezone)

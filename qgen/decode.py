@@ -29,7 +29,7 @@ def block_repeat(log_probs: torch.Tensor, prev: torch.Tensor) -> torch.Tensor:
     """Forbid each row's previous token as its next one ("new york york" cannot be written).
 
     Greedy questions repeat a word immediately far more often than questions do (a third of them
-    against 0.1% of the WebQSP references, see the benchmarks README), so decoding can rule it out.
+    against 0.1% of the WebQSP references: the top-level README's results), so decoding can rule it out.
     The token that repeats is one id whether generated or copied (copies of in-vocabulary words map
     to their vocabulary id, unseen source words to one extended id each), so one entry per row suffices.
     The price: a name that repeats itself ("walla walla", "bora bora") cannot be written whole, which

@@ -5,5 +5,6 @@ Kept here, free of imports, so the two say the same thing and the CLI still star
 TEACHER_FORCING = ("Probability that the next decoder input is the gold word (the paper: 0.5); "
                    "another value than 0.5 per step trains into folders suffixed _tf<value>[seq].")
 TEACHER_FORCING_PER = "Toss the teacher-forcing coin per step (default) or once per question: step or sequence."
-NO_REPEAT = ("Never decode a word right after itself ('new york york' cannot come out; nor can 'walla walla'). "
-             "In a benchmark the results go to <model>_norepeat.")
+NO_REPEAT = "Never decode a word right after itself ('new york york' cannot come out; nor can 'walla walla')."
+NO_REPEAT_BENCHMARK = (NO_REPEAT + " The results go to <model>_norepeat; with --max-seconds 0 the trained "
+                       "checkpoint is only decoded again (else training goes on first).")

@@ -187,8 +187,8 @@ def _file_id(ident: str) -> str:
 
 def write_evaluation_plots(checkpoint: str | Path, pairs: Sequence[Any], out_dir: str | Path, n_examples: int = 3,
                            history: Sequence[Any] | str | Path | None = None, device: str | None = None,
-                           batch_size: int = 64) -> list[Path]:
-    """Greedy-decode ``pairs`` with ``checkpoint`` and write, under ``out_dir``:
+                           batch_size: int = 64, no_repeat: bool = False) -> list[Path]:
+    """Greedy-decode ``pairs`` with ``checkpoint`` (``no_repeat`` as the evaluation decoded) and write, under ``out_dir``:
     ``attention_<id>.png`` for the first ``n_examples`` pairs, ``cumulative_entropy.png`` over up to
     200 pairs, and ``loss_curves.png`` from ``history`` or the ``history.json`` beside the checkpoint."""
     import torch
@@ -207,7 +207,7 @@ def write_evaluation_plots(checkpoint: str | Path, pairs: Sequence[Any], out_dir
     for start in range(0, len(chosen), batch_size):
         chunk = chosen[start : start + batch_size]
         batch = make_batch([p.src for p in chunk], None, src_vocab, tgt_vocab, model.cfg.copy).to(dev)
-        hyps = greedy(model, batch, keep_attention=True)
+        hyps = greedy(model, batch, keep_attention=True, no_repeat=no_repeat)
         decoded.extend(zip(hyps, batch.oovs, batch.src_lengths.tolist()))
 
     def read_matrix(i: int) -> np.ndarray:

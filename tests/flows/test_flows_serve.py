@@ -50,13 +50,14 @@ def test_serve_registers_the_deployment_for_a_work_pool_instead(harness: None, t
         client.create_work_pool(WorkPoolCreate(name="qgen-pool", type="process"))
     tables = [str(REPO / "data" / "demo" / t) for t in ("ferries.csv", "festivals.csv")]
     result = runner.invoke(app, ["serve", "--checkpoint", str(tmp_path / "best.pt"), "--from-tables", tables[0],
-                                 "--from-tables", tables[1], "--work-pool", "qgen-pool", "--name", "pooled"])
+                                 "--from-tables", tables[1], "--work-pool", "qgen-pool", "--name", "pooled",
+                                 "--no-repeat"])
     assert result.exit_code == 0, result.output
     assert "registered on work pool 'qgen-pool'; start a worker: prefect worker start --pool qgen-pool" in result.stdout
     with get_client(sync_client=True) as client:
         deployment = client.read_deployment_by_name("qgen-synthesize/pooled")
     assert deployment.work_pool_name == "qgen-pool" and deployment.entrypoint == "flows/synthesize.py:synthesize_flow"
-    assert deployment.parameters["from_tables"] == tables
+    assert deployment.parameters["from_tables"] == tables and deployment.parameters["no_repeat"] is True
     assert deployment.parameters["out"].endswith("qgen-out/scheduled/{date}")  # one corpus per scheduled day
     assert deployment.schedules[0].schedule.cron == "0 3 * * *"
 

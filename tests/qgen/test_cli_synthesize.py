@@ -81,8 +81,11 @@ def test_train_and_evaluate_commands(tmp_path: Path, demo_sample: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "2 epochs on cpu" in result.stdout and (tmp_path / "m" / "best.pt").exists()
     result = runner.invoke(app, ["evaluate", str(prep / "train.parquet"), "--checkpoint", str(tmp_path / "m" / "best.pt"),
-                                 "--out", str(tmp_path / "eval"), "--beam", "2", "--plots"])
+                                 "--out", str(tmp_path / "eval"), "--beam", "2", "--plots", "--no-repeat"])
     assert result.exit_code == 0, result.output
-    assert "n=45  corpus BLEU" in result.stdout and (tmp_path / "eval" / "metrics.json").exists()
+    assert "n=45  corpus BLEU" in result.stdout
+    assert json.loads((tmp_path / "eval" / "metrics.json").read_text())["decoding"] == {"beam": 2, "no_repeat": True}
+    for line in (tmp_path / "eval" / "predictions.txt").read_text().splitlines():
+        assert all(a != b for a, b in zip(line.split(), line.split()[1:])), line
     assert (tmp_path / "eval" / "plots" / "cumulative_entropy.png").exists()
     assert (tmp_path / "eval" / "plots" / "loss_curves.png").exists()
