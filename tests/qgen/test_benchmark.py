@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Callable
 
 from qgen.benchmark import rescore_results, run_variant
+from qgen.metrics import immediate_repeat_share
 from qgen.model import ModelConfig, Variant
 from qgen.preprocess import preprocess_dataset
 from qgen.results_table import write_results_readme
@@ -59,7 +60,7 @@ def test_train_evaluate_and_table(tmp_path: Path) -> None:
                           log=lambda _: None)
     assert blocked["run"] == "scratchpad_norepeat" and blocked["variant"]["no_repeat"] and blocked["epochs_run"] == 2
     lines = (tmp_path / "results" / "webqsp" / "scratchpad_norepeat" / "predictions.txt").read_text().splitlines()
-    assert len(lines) == len(ids) and not any(a == b for line in lines for a, b in zip(line.split(), line.split()[1:]))
+    assert len(lines) == len(ids) and immediate_repeat_share([line.split() for line in lines]) == 0
     assert json.loads((out / "metrics.json").read_text())["variant"].get("no_repeat") is False
     table = write_results_readme(tmp_path / "results" / "webqsp", "webqsp").read_text()
     assert "| scratchpad_norepeat | ours | 2/2 |" in table and "no word right after itself" in table

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from qgen.cli import app
 from qgen.data import Pair
+from qgen.metrics import immediate_repeat_share
 from qgen.model import ModelConfig
 from qgen.train import TrainConfig, train
 
@@ -67,8 +68,8 @@ def test_generate_prints_questions_and_scores(checkpoint: Path) -> None:
     blocked = runner.invoke(app, ["generate", "--checkpoint", str(checkpoint), "--name", "m.0a=Oslo", "--beam", "3",
                                   "--num-return", "3", "--no-repeat", "--json", lf])
     assert blocked.exit_code == 0, blocked.output
-    for question, _ in json.loads(blocked.stdout)["questions"]:
-        assert all(a != b for a, b in zip(question.split(), question.split()[1:])), question
+    questions = [question.split() for question, _ in json.loads(blocked.stdout)["questions"]]
+    assert immediate_repeat_share(questions) == 0, questions
     bad = runner.invoke(app, ["generate", "--checkpoint", str(checkpoint), "SELECT ?x WHERE {"])
     assert bad.exit_code == 0 and bad.stdout.startswith("error: SparqlSyntaxError")
 
@@ -85,7 +86,7 @@ def test_train_and_evaluate_commands(tmp_path: Path, demo_sample: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "n=45  corpus BLEU" in result.stdout
     assert json.loads((tmp_path / "eval" / "metrics.json").read_text())["decoding"] == {"beam": 2, "no_repeat": True}
-    for line in (tmp_path / "eval" / "predictions.txt").read_text().splitlines():
-        assert all(a != b for a, b in zip(line.split(), line.split()[1:])), line
+    lines = (tmp_path / "eval" / "predictions.txt").read_text().splitlines()
+    assert immediate_repeat_share([line.split() for line in lines]) == 0, lines
     assert (tmp_path / "eval" / "plots" / "cumulative_entropy.png").exists()
     assert (tmp_path / "eval" / "plots" / "loss_curves.png").exists()
