@@ -53,11 +53,12 @@ def corpus_markdown(manifest: dict[str, Any], source: dict[str, Any] | None, sam
 
 
 def metrics_markdown(dataset: str, metrics: Sequence[dict[str, Any]]) -> str:
-    """The benchmark's table: one row per model, full test set and the no-OOV subset."""
+    """The benchmark's table: one row per run (the model, with its teacher-forcing / no-repeat suffix),
+    full test set and the no-OOV subset."""
     rows = []
     for m in metrics:
         full, no_oov = m["full"], m.get("no_oov", {})
-        rows.append([m["model"], full.get("n"), full.get("bleu_corpus"), full.get("bleu_sentence_mean"),
+        rows.append([m.get("run", m["model"]), full.get("n"), full.get("bleu_corpus"), full.get("bleu_sentence_mean"),
                      full.get("meteor_corpus") if full.get("meteor_corpus") is not None else "-",
                      full.get("rouge_l_corpus"), full.get("overcopy"), no_oov.get("bleu_corpus", "-"),
                      m.get("epochs_run"), m.get("device")])

@@ -22,24 +22,27 @@ ALL_MODELS = ["seq2seq", "seq2seq_priors", "copynet", "coverage", "scratchpad", 
 @task(name="train-and-evaluate", task_run_name="{variant.name}", persist_result=True, retries=1,
       retry_delay_seconds=5)
 def run_variant_task(dataset: str, variant: Any, prep: str, work_dir: str, results: str, train_config: dict[str, Any],
-                     data_dir: Optional[str] = None) -> dict[str, Any]:
+                     data_dir: Optional[str] = None, no_repeat: bool = False) -> dict[str, Any]:
     from qgen.benchmark import run_variant
     from qgen.train import TrainConfig
 
     return run_variant(dataset, variant, prep, work_dir, results, TrainConfig(**train_config),
-                       data_dir=Path(data_dir) if data_dir else None, log=get_run_logger().info)
+                       data_dir=Path(data_dir) if data_dir else None, no_repeat=no_repeat, log=get_run_logger().info)
 
 
 @task(name="evaluation-plots", task_run_name="plots-{variant.name}", retries=1, retry_delay_seconds=2)
-def plots_task(dataset: str, variant: Any, prep: str, work_dir: str, results: str,
+def plots_task(dataset: str, variant: Any, metrics: dict[str, Any], prep: str, results: str,
                data_dir: Optional[str] = None) -> list[str]:
-    """Attention heatmaps with the p_gen strip, loss curves, cumulative attention entropy (PNG)."""
+    """Attention heatmaps with the p_gen strip, loss curves, cumulative attention entropy (PNG), drawn
+    from the checkpoint the metrics were measured with and decoded the same way, into that run's
+    results folder (``metrics["run"]``: the model's name with its teacher-forcing / no-repeat suffix)."""
     from qgen.benchmark import dataset_pairs
     from qgen.plots import write_evaluation_plots
 
     test_pairs = dataset_pairs(dataset, Path(prep), variant.entity_replacement, Path(data_dir) if data_dir else None)[2]
-    checkpoint = Path(work_dir) / dataset / variant.name / "best.pt"
-    return [str(p) for p in write_evaluation_plots(checkpoint, test_pairs, Path(results) / dataset / variant.name / "plots")]
+    return [str(p) for p in write_evaluation_plots(metrics["checkpoint"], test_pairs,
+                                                   Path(results) / dataset / metrics["run"] / "plots",
+                                                   no_repeat=metrics["variant"]["no_repeat"])]
 
 
 @task(name="results-readme", retries=2, retry_delay_seconds=2)
@@ -54,10 +57,14 @@ def benchmark_flow(dataset: str = "webqsp", models: Optional[list[str]] = None, 
                    max_seconds: Optional[float] = None, batch_size: int = 32, glove: Optional[str] = None,
                    data_dir: Optional[str] = None, work_dir: str = "out/benchmarks",
                    results: str = "benchmarks/results", hidden: Optional[int] = None,
-                   embedding: Optional[int] = None) -> list[dict[str, Any]]:
+                   embedding: Optional[int] = None, teacher_forcing: float = 0.5,
+                   teacher_forcing_per: str = "step", no_repeat: bool = False) -> list[dict[str, Any]]:
     """Train and evaluate ``models`` (default: every row of the tables) on ``dataset``; returns their metrics.
 
     ``hidden`` / ``embedding`` shrink the models (a smoke run); None keeps the paper's sizes.
+    ``teacher_forcing`` / ``teacher_forcing_per`` other than the paper's (0.5, per step) train into
+    ``<model>_tf<value>[seq]`` folders; ``no_repeat`` decodes with no word right after itself into
+    ``<model>_norepeat`` (as ``benchmarks/qgen_bench.py``).
     """
     from qgen.model import VARIANTS
 
@@ -67,18 +74,19 @@ def benchmark_flow(dataset: str = "webqsp", models: Optional[list[str]] = None, 
         raise ValueError(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(VARIANTS)}")
     prep = Path(work_dir).resolve() / "prep" / dataset
     preprocess_task.with_options(refresh_cache=not (prep / "counts.json").is_file())(dataset, str(prep), data_dir)
-    train_config = {"epochs": epochs, "max_seconds": max_seconds, "batch_size": batch_size, "glove_path": glove}
+    train_config = {"epochs": epochs, "max_seconds": max_seconds, "batch_size": batch_size, "glove_path": glove,
+                    "teacher_forcing": teacher_forcing, "teacher_forcing_per": teacher_forcing_per}
     sizes = {k: v for k, v in (("hidden_size", hidden), ("embedding_dim", embedding)) if v}
     metrics = []
     for name in models:
         variant = VARIANTS[name]
         variant = replace(variant, model=replace(variant.model, **sizes)) if sizes else variant
-        metrics.append(run_variant_task(dataset, variant, str(prep), str(Path(work_dir).resolve()),
-                                        str(Path(results).resolve()), train_config, data_dir))
-        pictures = plots_task(dataset, variant, str(prep), str(Path(work_dir).resolve()), str(Path(results).resolve()),
-                              data_dir)
-        publish(f"qgen-plots-{dataset}-{name}", "\n".join(f"![{Path(p).stem}]({Path(p).resolve().as_uri()})" for p in pictures),
-                Path(pictures[0]).parent, f"plots of {name}", f"evaluation plots of {name} on {dataset}")
+        run = run_variant_task(dataset, variant, str(prep), str(Path(work_dir).resolve()),
+                               str(Path(results).resolve()), train_config, data_dir, no_repeat)
+        metrics.append(run)
+        pictures = plots_task(dataset, variant, run, str(prep), str(Path(results).resolve()), data_dir)
+        publish(f"qgen-plots-{dataset}-{run['run']}", "\n".join(f"![{Path(p).stem}]({Path(p).resolve().as_uri()})" for p in pictures),
+                Path(pictures[0]).parent, f"plots of {run['run']}", f"evaluation plots of {run['run']} on {dataset}")
     readme = results_readme_task(str(Path(results).resolve() / dataset), dataset)
     publish(f"qgen-benchmark-{dataset}", metrics_markdown(dataset, metrics), readme, f"results README {readme}",
             "full test set and the no-OOV subset; scores on a 0-100 scale")
