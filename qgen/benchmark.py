@@ -91,11 +91,11 @@ def run_variant(dataset: str, variant: Variant | str, prep_dir: str | Path, work
     results_name = run_name + ("_norepeat" if no_repeat else "")
     metrics = evaluate_checkpoint(Path(result.out_dir) / "best.pt", test_pairs, eval_beam or variant.beam,
                                   Path(results_dir) / dataset / results_name, no_repeat=no_repeat)
+    decoding = metrics.pop("decoding")  # recorded once, under "variant" (the results table reads it there)
     metrics.update({
         "dataset": dataset, "model": variant.name, "run": results_name, "split": PAPER_SPLITS[dataset],
         "sizes": {"train": len(train_pairs), "valid": len(valid_pairs), "test": len(test_pairs)},
-        "variant": {"entity_replacement": variant.entity_replacement, "beam": eval_beam or variant.beam,
-                    "no_repeat": no_repeat,
+        "variant": {"entity_replacement": variant.entity_replacement, **decoding,
                     "pretrained_vectors": result.pretrained_vectors, "model": metrics.pop("model_config")},
         "train_config": asdict(cfg), "epochs_run": result.epochs_run, "epochs_planned": cfg.epochs,
         "best_epoch": result.best_epoch, "train_wall_s": round(train_seconds, 1),  # this invocation only
