@@ -85,8 +85,9 @@ def benchmark_flow(dataset: str = "webqsp", models: Optional[list[str]] = None, 
                                str(Path(results).resolve()), train_config, data_dir, no_repeat)
         metrics.append(run)
         pictures = plots_task(dataset, variant, run, str(prep), str(Path(results).resolve()), data_dir)
-        publish(f"qgen-plots-{dataset}-{run['run']}", "\n".join(f"![{Path(p).stem}]({Path(p).resolve().as_uri()})" for p in pictures),
-                Path(pictures[0]).parent, f"plots of {run['run']}", f"evaluation plots of {run['run']} on {dataset}")
+        images = "\n".join(f"![{Path(p).stem}]({Path(p).resolve().as_uri()})" for p in pictures)
+        publish(f"qgen-plots-{dataset}-{run['run']}", images, Path(pictures[0]).parent, f"plots of {run['run']}",
+                f"evaluation plots of {run['run']} on {dataset}")
     readme = results_readme_task(str(Path(results).resolve() / dataset), dataset)
     publish(f"qgen-benchmark-{dataset}", metrics_markdown(dataset, metrics), readme, f"results README {readme}",
             "full test set and the no-OOV subset; scores on a 0-100 scale")
