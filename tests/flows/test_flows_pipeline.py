@@ -34,10 +34,15 @@ def harness(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 
 
 def artifacts(key: str) -> list:
+    """Every artifact version under ``key``, oldest first, so ``[-1]`` is the latest (Prefect's own
+    default order is by id, a random UUID: two flow runs of one worker would come back in any order)."""
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+    from prefect.client.schemas.sorting import ArtifactSort
 
     with get_client(sync_client=True) as client:
-        return client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[key])))
+        newest_first = client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[key])),
+                                             sort=ArtifactSort.CREATED_DESC)
+    return newest_first[::-1]
 
 
 def test_preprocess_is_cached_on_the_input_checksum_and_code_version(harness: None, tmp_path: Path) -> None:
