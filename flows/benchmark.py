@@ -19,8 +19,16 @@ from flows.preprocess import preprocess_task
 ALL_MODELS = ["seq2seq", "seq2seq_priors", "copynet", "coverage", "scratchpad", "scratchpad_extended"]
 
 
-@task(name="train-and-evaluate", task_run_name="{variant.name}", persist_result=True, retries=1,
-      retry_delay_seconds=5)
+def _run_name(parameters: dict[str, Any]) -> str:
+    """The task run's name in Prefect: the run's results folder (model + teacher-forcing / no-repeat suffix)."""
+    from qgen.benchmark import results_folder_name
+    from qgen.train import TrainConfig
+
+    return results_folder_name(parameters["variant"].name, TrainConfig(**parameters["train_config"]),
+                               parameters.get("no_repeat", False))
+
+
+@task(name="train-and-evaluate", task_run_name=_run_name, persist_result=True, retries=1, retry_delay_seconds=5)
 def run_variant_task(dataset: str, variant: Any, prep: str, work_dir: str, results: str, train_config: dict[str, Any],
                      data_dir: Optional[str] = None, no_repeat: bool = False) -> dict[str, Any]:
     from qgen.benchmark import run_variant
@@ -30,7 +38,7 @@ def run_variant_task(dataset: str, variant: Any, prep: str, work_dir: str, resul
                        data_dir=Path(data_dir) if data_dir else None, no_repeat=no_repeat, log=get_run_logger().info)
 
 
-@task(name="evaluation-plots", task_run_name="plots-{variant.name}", retries=1, retry_delay_seconds=2)
+@task(name="evaluation-plots", task_run_name="plots-{metrics[run]}", retries=1, retry_delay_seconds=2)
 def plots_task(dataset: str, variant: Any, metrics: dict[str, Any], prep: str, results: str,
                data_dir: Optional[str] = None) -> list[str]:
     """Attention heatmaps with the p_gen strip, loss curves, cumulative attention entropy (PNG), drawn

@@ -72,6 +72,12 @@ def first_per_group(pairs: Sequence[Pair]) -> list[Pair]:
     return list(seen.values())
 
 
+def results_folder_name(model: str, cfg: TrainConfig, no_repeat: bool = False) -> str:
+    """A run's results folder (and its name in the tables): the model, then its teacher-forcing suffix
+    when not the paper's (``_tf1``, ``_tf0.5seq``), then ``_norepeat`` when so decoded."""
+    return model + cfg.run_suffix + ("_norepeat" if no_repeat else "")
+
+
 def run_variant(dataset: str, variant: Variant | str, prep_dir: str | Path, work_dir: str | Path,
                 results_dir: str | Path, train_cfg: TrainConfig, data_dir: Path | None = None,
                 eval_beam: int | None = None, no_repeat: bool = False, log: Callable[[str], None] = print) -> dict:
@@ -88,7 +94,7 @@ def run_variant(dataset: str, variant: Variant | str, prep_dir: str | Path, work
     started = time.perf_counter()
     result = train(train_pairs, valid_pairs, variant.model, cfg, Path(work_dir) / dataset / run_name, log)
     train_seconds = time.perf_counter() - started
-    results_name = run_name + ("_norepeat" if no_repeat else "")
+    results_name = results_folder_name(variant.name, cfg, no_repeat)
     metrics = evaluate_checkpoint(Path(result.out_dir) / "best.pt", test_pairs, eval_beam or variant.beam,
                                   Path(results_dir) / dataset / results_name, no_repeat=no_repeat)
     decoding = metrics.pop("decoding")  # recorded once, under "variant" (the results table reads it there)

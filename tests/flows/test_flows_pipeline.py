@@ -45,6 +45,11 @@ def artifacts(key: str) -> list:
     return newest_first[::-1]
 
 
+def task_run_names() -> set[str]:
+    with get_client(sync_client=True) as client:
+        return {run.name for run in client.read_task_runs()}
+
+
 def test_preprocess_is_cached_on_the_input_checksum_and_code_version(harness: None, tmp_path: Path) -> None:
     pairs = tmp_path / "pairs.jsonl"
     shutil.copy(DEMO / "sample.jsonl", pairs)
@@ -114,3 +119,4 @@ def test_benchmark_flow_keeps_a_teacher_forcing_and_no_repeat_run_apart(harness:
     assert list((results / "copynet_tf1_norepeat" / "plots").glob("attention_*.png"))
     assert "| copynet_tf1_norepeat |" in artifacts("qgen-benchmark-webqsp")[-1].data
     assert artifacts("qgen-plots-webqsp-copynet-tf1-norepeat")
+    assert {"copynet_tf1_norepeat", "plots-copynet_tf1_norepeat"} <= task_run_names()  # named as in the UI
