@@ -21,6 +21,7 @@ from qgen.checkpoint import load_checkpoint, save_checkpoint
 from qgen.data import Pair, bucketed_batches, sequential_batches
 from qgen.model import ModelConfig, Vocab, build_model, make_batch
 from qgen.model.seq2seq import QuestionGenerator
+from qgen.version import code_version
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,9 @@ class EpochStats:
     valid_loss: float
     seconds: float
     target_tokens_per_s: float
+    # The code that ran this epoch (qgen.version.code_version): a run resumed across commits shows
+    # each; "" in a history written before this field existed.
+    commit: str = ""
 
 
 @dataclass
@@ -166,7 +170,7 @@ def run_epoch(model: QuestionGenerator, optimizer: torch.optim.Optimizer, train_
         total, tokens = total + float(loss.detach()), tokens + count
     seconds = time.perf_counter() - started
     return EpochStats(epoch, total / max(tokens, 1), evaluate_loss(model, valid_pairs, src_vocab, tgt_vocab, cfg, device),
-                      seconds, tokens / seconds)
+                      seconds, tokens / seconds, code_version())
 
 
 @torch.no_grad()

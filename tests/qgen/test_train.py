@@ -11,6 +11,7 @@ from qgen.data import Pair, holdout
 from qgen.decode import greedy
 from qgen.model import ModelConfig, make_batch
 from qgen.train import TrainConfig, train
+from qgen.version import code_version
 
 CITIES = ["bali", "paris", "lyon", "porto", "cologne", "seville", "nantes", "florence", "krakow", "budapest"]
 RELATIONS = [("capital", "what is the capital of {} ?"), ("mayor", "who is the mayor of {} ?")]
@@ -89,10 +90,13 @@ def test_checkpoint_from_before_a_new_setting_resumes(tmp_path: Path) -> None:
     train(PAIRS, PAIRS[:4], FAMILIES["copynet"], cfg, tmp_path, log=lambda _: None)
     payload = torch.load(tmp_path / "last.pt", weights_only=True)
     del payload["train_config"]["teacher_forcing_per"]
+    for epoch in payload["history"]:
+        del epoch["commit"]  # nor did the history record the code's version per epoch
     torch.save(payload, tmp_path / "last.pt")
     result = train(PAIRS, PAIRS[:4], FAMILIES["copynet"], TrainConfig(epochs=2, batch_size=20, learning_rate=1e-2),
                    tmp_path, log=lambda _: None)
     assert result.epochs_run == 2
+    assert [epoch.commit for epoch in result.history] == ["", code_version()]  # the resumed epoch says its code
     with pytest.raises(ValueError, match="another configuration"):  # but a real difference is still refused
         train(PAIRS, PAIRS[:4], FAMILIES["copynet"], TrainConfig(epochs=3, batch_size=20, learning_rate=1e-2,
                                                                  teacher_forcing_per="sequence"),
