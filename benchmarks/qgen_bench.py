@@ -2,16 +2,25 @@
 
     python benchmarks/qgen_bench.py --dataset webqsp [--models scratchpad,coverage,...] [--epochs 75]
         [--max-seconds S] [--glove PATH] [--threads N] [--data-dir DIR]
-        [--teacher-forcing P] [--teacher-forcing-per step|sequence]
+        [--teacher-forcing P] [--teacher-forcing-per step|sequence] [--parallel [--archive PATH]]
 
 A run is resumable: started again with the same options it continues from the last epoch's
 checkpoint (out/benchmarks/<dataset>/<model>/last.pt), on CPU or GPU. Prints each epoch and the
 metrics, and (re)writes the dataset's README table from every metrics.json present.
+
+--parallel trains the models at once, one process each (--threads each), logging to
+<work-dir>/logs/<dataset>-<model>.log: the way to fill a GPU, which one model's step-by-step decoder
+leaves mostly idle, or a CPU's cores (one thread per process: two threads per process beside other
+work ran 3-5x slower on the 2-core machine). --archive PATH then packs the dataset's results folder
+and the logs into one .tar.gz (what comes back from a device run's $OUT).
 """
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -20,7 +29,7 @@ sys.path.insert(0, str(REPO))
 import torch  # noqa: E402
 
 from qgen import option_help  # noqa: E402
-from qgen.benchmark import headline, rescore_results, run_benchmark  # noqa: E402
+from qgen.benchmark import headline, prepare_dataset, rescore_results, run_benchmark  # noqa: E402
 from qgen.model import VARIANTS  # noqa: E402
 from qgen.train import TrainConfig  # noqa: E402
 
@@ -41,6 +50,10 @@ def main() -> None:
     parser.add_argument("--data-dir", default=None, help="datasets root (default $QGEN_DATASETS or ../shared/datasets)")
     parser.add_argument("--work-dir", default=str(REPO / "out" / "benchmarks"))
     parser.add_argument("--results", default=str(REPO / "benchmarks" / "results"))
+    parser.add_argument("--parallel", action="store_true", help="one process per model, all at once")
+    parser.add_argument("--archive", default=None, help="with --parallel: pack results and logs into this .tar.gz")
+    parser.add_argument("--hidden", type=int, default=None, help="shrink the models (a smoke run, not a table row)")
+    parser.add_argument("--embedding", type=int, default=None, help="shrink the word vectors (a smoke run)")
     parser.add_argument("--rescore", nargs="+", metavar="RESULTS_FOLDER", default=None,
                         help="recompute the metrics of these results folders from their predictions.txt "
                              "(no training, no checkpoint) and rewrite the README table")
@@ -58,6 +71,12 @@ def main() -> None:
             print(f"{folder}: {headline(full)}  OverCopy (src) {full['overcopy_source']:.2f}")
         print(f"wrote {write_results_readme(Path(args.results) / args.dataset, args.dataset)}")
         return
+    if args.archive and not args.parallel:
+        parser.error("--archive goes with --parallel")
+    models = args.models.split(",")
+    unknown = [m for m in models if m not in VARIANTS]
+    if unknown:
+        parser.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(VARIANTS)}")
     if args.threads:
         torch.set_num_threads(args.threads)
     try:
@@ -65,9 +84,59 @@ def main() -> None:
                           teacher_forcing=args.teacher_forcing, teacher_forcing_per=args.teacher_forcing_per)
     except ValueError as error:
         parser.error(str(error))
-    readme = run_benchmark(args.dataset, args.models.split(","), cfg, args.work_dir, args.results, args.data_dir,
-                           no_repeat=args.no_repeat, log=lambda line: print(line, flush=True))
+    if args.parallel:
+        sys.exit(run_in_parallel(args, models))
+    sizes = {k: v for k, v in (("hidden_size", args.hidden), ("embedding_dim", args.embedding)) if v}
+    readme = run_benchmark(args.dataset, models, cfg, args.work_dir, args.results, args.data_dir,
+                           no_repeat=args.no_repeat, log=lambda line: print(line, flush=True), model_sizes=sizes)
     print(f"wrote {readme}")
+
+
+def run_in_parallel(args: argparse.Namespace, models: list[str]) -> int:
+    """Run this script once per model, all at once; wait; rewrite the README; archive. 0 if all succeeded."""
+    from qgen.results_table import write_results_readme
+
+    prepare_dataset(args.dataset, args.work_dir, args.data_dir)  # once, before the runs could race to it
+    logs = Path(args.work_dir) / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    runs = {}
+    for model in models:
+        log = logs / f"{args.dataset}-{model}.log"
+        with open(log, "a") as out:
+            runs[model] = (log, subprocess.Popen([sys.executable, __file__, *single_model_argv(args, model)],
+                                                 stdout=out, stderr=subprocess.STDOUT,
+                                                 env={**os.environ, "PYTHONUNBUFFERED": "1"}))
+        print(f"started {model} (pid {runs[model][1].pid}), log {log}", flush=True)
+    failed = []
+    for model, (log, process) in runs.items():
+        code = process.wait()
+        lines = log.read_text().splitlines()
+        print(f"{model}: exit {code}; {lines[-1] if lines else '(no output)'}", flush=True)
+        if code:
+            failed.append(model)
+    readme = write_results_readme(Path(args.results) / args.dataset, args.dataset)  # once all are written
+    print(f"wrote {readme}")
+    if args.archive:
+        with tarfile.open(args.archive, "w:gz") as archive:
+            archive.add(Path(args.results) / args.dataset, arcname=f"results/{args.dataset}")
+            for log, _ in runs.values():
+                archive.add(log, arcname=f"logs/{log.name}")
+        print(f"wrote {args.archive}")
+    if failed:
+        print(f"failed: {', '.join(failed)} (see their logs)", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def single_model_argv(args: argparse.Namespace, model: str) -> list[str]:
+    """This script's options for one model of a --parallel run."""
+    argv = ["--dataset", args.dataset, "--models", model, "--epochs", str(args.epochs),
+            "--teacher-forcing", str(args.teacher_forcing), "--teacher-forcing-per", args.teacher_forcing_per,
+            "--work-dir", str(args.work_dir), "--results", str(args.results)]
+    for option, value in (("--max-seconds", args.max_seconds), ("--glove", args.glove), ("--threads", args.threads),
+                          ("--data-dir", args.data_dir), ("--hidden", args.hidden), ("--embedding", args.embedding)):
+        if value is not None:
+            argv += [option, str(value)]
+    return argv + (["--no-repeat"] if args.no_repeat else [])
 
 
 if __name__ == "__main__":

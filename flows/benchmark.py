@@ -7,7 +7,6 @@ The metrics of every model are published as a markdown table, with a link to the
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Optional
 
@@ -74,6 +73,7 @@ def benchmark_flow(dataset: str = "webqsp", models: Optional[list[str]] = None, 
     ``<model>_tf<value>[seq]`` folders; ``no_repeat`` decodes with no word right after itself into
     ``<model>_norepeat`` (as ``benchmarks/qgen_bench.py``).
     """
+    from qgen.benchmark import sized_variant
     from qgen.model import VARIANTS
 
     models = models or ALL_MODELS
@@ -87,8 +87,7 @@ def benchmark_flow(dataset: str = "webqsp", models: Optional[list[str]] = None, 
     sizes = {k: v for k, v in (("hidden_size", hidden), ("embedding_dim", embedding)) if v}
     metrics = []
     for name in models:
-        variant = VARIANTS[name]
-        variant = replace(variant, model=replace(variant.model, **sizes)) if sizes else variant
+        variant = sized_variant(name, sizes)
         run = run_variant_task(dataset, variant, str(prep), str(Path(work_dir).resolve()),
                                str(Path(results).resolve()), train_config, data_dir, no_repeat)
         metrics.append(run)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -206,26 +206,45 @@ def headline(scores: dict) -> str:
 
 
 def _write_metrics(model_dir: Path, metrics: dict) -> None:
-    (model_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    # Written aside and renamed: runs of other models in parallel read every metrics.json for the README.
+    partial = model_dir / "metrics.json.partial"
+    partial.write_text(json.dumps(metrics, indent=2) + "\n")
+    partial.replace(model_dir / "metrics.json")
 
 
-def run_benchmark(dataset: str, models: Sequence[str], train_cfg: TrainConfig, work_dir: str | Path,
-                  results_dir: str | Path, data_dir: str | Path | None = None, no_repeat: bool = False,
-                  log: Callable[[str], None] = print) -> Path:
-    """Preprocess (once), train and evaluate each model, and rewrite the dataset's results README."""
-    from qgen.results_table import write_results_readme
+def sized_variant(name: str, model_sizes: dict[str, int] | None = None) -> Variant:
+    """The table row ``name``, its model shrunk to ``model_sizes`` (e.g. ``{"hidden_size": 16}``) if given."""
+    variant = VARIANTS[name]
+    return replace(variant, model=replace(variant.model, **model_sizes)) if model_sizes else variant
 
-    unknown = [m for m in models if m not in VARIANTS]
-    if unknown:
-        raise ValueError(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(VARIANTS)}")
+
+def prepare_dataset(dataset: str, work_dir: str | Path, data_dir: str | Path | None = None,
+                    log: Callable[[str], None] = print) -> Path:
+    """The preprocessed dataset under ``<work_dir>/prep/<dataset>``, made once."""
     prep = Path(work_dir) / "prep" / dataset
     if not (prep / "counts.json").exists():
         from qgen.preprocess import preprocess_dataset  # the parsers (rdflib, sqlglot): only when preprocessing
 
         log(preprocess_dataset(dataset, prep, data_dir=data_dir).summary())
+    return prep
+
+
+def run_benchmark(dataset: str, models: Sequence[str], train_cfg: TrainConfig, work_dir: str | Path,
+                  results_dir: str | Path, data_dir: str | Path | None = None, no_repeat: bool = False,
+                  log: Callable[[str], None] = print, model_sizes: dict[str, int] | None = None) -> Path:
+    """Preprocess (once), train and evaluate each model, and rewrite the dataset's results README.
+
+    ``model_sizes`` (e.g. ``{"hidden_size": 16}``) shrinks every model: a smoke run, not a table row.
+    """
+    from qgen.results_table import write_results_readme
+
+    unknown = [m for m in models if m not in VARIANTS]
+    if unknown:
+        raise ValueError(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(VARIANTS)}")
+    prep = prepare_dataset(dataset, work_dir, data_dir, log)
     for name in models:
         log(f"== {dataset} / {name}")
-        metrics = run_variant(dataset, name, prep, work_dir, results_dir, train_cfg,
+        metrics = run_variant(dataset, sized_variant(name, model_sizes), prep, work_dir, results_dir, train_cfg,
                               data_dir=Path(data_dir) if data_dir else None, no_repeat=no_repeat, log=log)
         log(f"{name}: {headline(metrics['full'])}  ({metrics['epochs_run']} epochs, {metrics['device']})")
     return write_results_readme(Path(results_dir) / dataset, dataset)

@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import tarfile
 from pathlib import Path
 from typing import Callable
 
@@ -92,3 +95,33 @@ def test_results_rows_follow_table_one_with_each_setting_after_its_model() -> No
     assert sorted(names, key=_row_order) == [
         "seq2seq", "seq2seq_priors", "copynet", "copynet_norepeat", "scratchpad", "scratchpad_norepeat",
         "scratchpad_tf1", "scratchpad_extended", "scratchpad_extended_norepeat", "zz_other"]
+
+
+def test_parallel_benchmark_runs_one_process_per_model_and_archives_the_results(tmp_path: Path) -> None:
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "qgen_bench.py"
+    archive = tmp_path / "results.tar.gz"
+    done = subprocess.run(
+        [sys.executable, str(script), "--dataset", "webqsp", "--data-dir", str(FIXTURES), "--models",
+         "copynet,scratchpad", "--epochs", "1", "--hidden", "16", "--embedding", "8", "--threads", "1", "--parallel",
+         "--work-dir", str(tmp_path / "work"), "--results", str(tmp_path / "results"), "--archive", str(archive)],
+        capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "copynet: exit 0" in done.stdout and "scratchpad: exit 0" in done.stdout
+    for model in ("copynet", "scratchpad"):
+        saved = json.loads((tmp_path / "results" / "webqsp" / model / "metrics.json").read_text())
+        assert saved["epochs_run"] == 1 and saved["variant"]["model"]["hidden_size"] == 16
+        assert f"== webqsp / {model}" in (tmp_path / "work" / "logs" / f"webqsp-{model}.log").read_text()
+    readme = (tmp_path / "results" / "webqsp" / "README.md").read_text()
+    assert "| copynet | ours | 1/1 |" in readme and "| scratchpad | ours | 1/1 |" in readme
+    with tarfile.open(archive) as packed:
+        names = set(packed.getnames())
+    assert {"results/webqsp/README.md", "results/webqsp/scratchpad/predictions.txt",
+            "results/webqsp/copynet/metrics.json", "logs/webqsp-copynet.log"} <= names
+
+
+def test_parallel_benchmark_refuses_an_unknown_model_before_starting_anything(tmp_path: Path) -> None:
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "qgen_bench.py"
+    done = subprocess.run([sys.executable, str(script), "--models", "copynet,copynte", "--parallel",
+                           "--work-dir", str(tmp_path / "work")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "unknown model(s) copynte" in done.stderr
+    assert not (tmp_path / "work").exists()
