@@ -6,6 +6,9 @@
 
 alpha is one gate per position (a scalar), so W_a [s; a; h_i] splits into a per-step term and
 w_h . h_i: the write costs O(T·H) per step. Padding positions are never written.
+A consequence of the equation as written (linear inside the sigmoid): the step's term is the same
+for every position, so which positions a step writes more is set by w_h . h_i alone; a step cannot
+single out the position it just copied except through what earlier writes left in h_i.
 """
 from __future__ import annotations
 
