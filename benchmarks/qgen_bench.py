@@ -11,8 +11,11 @@ metrics, and (re)writes the dataset's README table from every metrics.json prese
 --parallel trains the models at once, one process each (--threads each), logging to
 <work-dir>/logs/<dataset>-<model>.log: the way to fill a GPU, which one model's step-by-step decoder
 leaves mostly idle, or a CPU's cores (one thread per process: two threads per process beside other
-work ran 3-5x slower on the 2-core machine). --archive PATH then packs the dataset's results folder
-and the logs into one .tar.gz (what comes back from a device run's $OUT).
+work ran 3-5x slower on the 2-core machine). Each run rewrites the README as it ends, and the
+parent once more when all have ended. --archive PATH then packs the dataset's results folder and
+the logs into one .tar.gz (what comes back from a device run's $OUT).
+--hidden / --embedding shrink the models for a smoke run, which needs its own --work-dir and
+--results (the checkpoints and results folders carry the model's name only).
 """
 from __future__ import annotations
 
@@ -33,6 +36,9 @@ from qgen.benchmark import headline, prepare_dataset, rescore_results, run_bench
 from qgen.model import VARIANTS  # noqa: E402
 from qgen.train import TrainConfig  # noqa: E402
 
+DEFAULT_WORK_DIR = REPO / "out" / "benchmarks"
+DEFAULT_RESULTS = REPO / "benchmarks" / "results"
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -48,8 +54,8 @@ def main() -> None:
                         help=option_help.NO_REPEAT_BENCHMARK)
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     parser.add_argument("--data-dir", default=None, help="datasets root (default $QGEN_DATASETS or ../shared/datasets)")
-    parser.add_argument("--work-dir", default=str(REPO / "out" / "benchmarks"))
-    parser.add_argument("--results", default=str(REPO / "benchmarks" / "results"))
+    parser.add_argument("--work-dir", default=str(DEFAULT_WORK_DIR))
+    parser.add_argument("--results", default=str(DEFAULT_RESULTS))
     parser.add_argument("--parallel", action="store_true", help="one process per model, all at once")
     parser.add_argument("--archive", default=None, help="with --parallel: pack results and logs into this .tar.gz")
     parser.add_argument("--hidden", type=int, default=None, help="shrink the models (a smoke run, not a table row)")
@@ -73,7 +79,10 @@ def main() -> None:
         return
     if args.archive and not args.parallel:
         parser.error("--archive goes with --parallel")
-    models = args.models.split(",")
+    models = list(dict.fromkeys(args.models.split(",")))  # a model named twice runs once
+    real_folders = Path(args.work_dir).resolve() == DEFAULT_WORK_DIR or Path(args.results).resolve() == DEFAULT_RESULTS
+    if (args.hidden or args.embedding) and real_folders:
+        parser.error("--hidden / --embedding make a smoke run: give it its own --work-dir and --results")
     unknown = [m for m in models if m not in VARIANTS]
     if unknown:
         parser.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(VARIANTS)}")
@@ -114,11 +123,13 @@ def run_in_parallel(args: argparse.Namespace, models: list[str]) -> int:
         print(f"{model}: exit {code}; {lines[-1] if lines else '(no output)'}", flush=True)
         if code:
             failed.append(model)
-    readme = write_results_readme(Path(args.results) / args.dataset, args.dataset)  # once all are written
-    print(f"wrote {readme}")
-    if args.archive:
+    results = Path(args.results) / args.dataset
+    if results.is_dir():  # not when every run failed before writing anything
+        print(f"wrote {write_results_readme(results, args.dataset)}")  # once all are written
+    if args.archive:  # the logs always: on a device they are all that tells what went wrong
         with tarfile.open(args.archive, "w:gz") as archive:
-            archive.add(Path(args.results) / args.dataset, arcname=f"results/{args.dataset}")
+            if results.is_dir():
+                archive.add(results, arcname=f"results/{args.dataset}")
             for log, _ in runs.values():
                 archive.add(log, arcname=f"logs/{log.name}")
         print(f"wrote {args.archive}")

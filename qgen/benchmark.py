@@ -61,7 +61,9 @@ def wikisql_valid_ids(prep_dir: Path, data_dir: Path | None = None) -> set[str]:
         from qgen.datasets.wikisql import table_disjoint_split
 
         _, valid_raw = table_disjoint_split(list(load_dataset("wikisql", data_dir, "test")), fraction=0.1, seed=1)
-        saved.write_text("".join(f"{r.id}\n" for r in valid_raw))
+        partial = prep_dir / "valid_ids.txt.partial"  # renamed when whole: a parallel run may be reading
+        partial.write_text("".join(f"{r.id}\n" for r in valid_raw))
+        partial.replace(saved)
     return set(saved.read_text().split())
 
 
@@ -220,12 +222,14 @@ def sized_variant(name: str, model_sizes: dict[str, int] | None = None) -> Varia
 
 def prepare_dataset(dataset: str, work_dir: str | Path, data_dir: str | Path | None = None,
                     log: Callable[[str], None] = print) -> Path:
-    """The preprocessed dataset under ``<work_dir>/prep/<dataset>``, made once."""
+    """The preprocessed dataset under ``<work_dir>/prep/<dataset>`` (WikiSQL's validation ids too), made once."""
     prep = Path(work_dir) / "prep" / dataset
     if not (prep / "counts.json").exists():
         from qgen.preprocess import preprocess_dataset  # the parsers (rdflib, sqlglot): only when preprocessing
 
         log(preprocess_dataset(dataset, prep, data_dir=data_dir).summary())
+    if dataset == "wikisql":
+        wikisql_valid_ids(prep, Path(data_dir) if data_dir else None)
     return prep
 
 

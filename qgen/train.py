@@ -11,7 +11,7 @@ import json
 import math
 import random
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -96,12 +96,13 @@ def train(train_pairs: Sequence[Pair], valid_pairs: Sequence[Pair], model_cfg: M
           out_dir: str | Path, log: Callable[[str], None] = print) -> TrainResult:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    code_version()  # read now (it is cached): the code loaded at the start is the code that trains
     device = resolve_device(cfg.device)
     torch.manual_seed(cfg.seed)
     resume = out / "last.pt"
     if resume.exists():
         model, src_vocab, tgt_vocab, payload = load_checkpoint(resume, device)
-        if not _same_run(payload["train_config"], asdict(cfg)):
+        if not _same_run(payload["train_config"], asdict(cfg)) or not _same_model(model.cfg, model_cfg):
             raise ValueError(f"{resume} was written with another configuration; use another --out or delete it")
         optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate)
         optimizer.load_state_dict(payload["optimizer"])
@@ -146,6 +147,11 @@ def _same_run(saved: dict, current: dict) -> bool:
     saved = {**asdict(TrainConfig()), **saved}
     strip = lambda d: {k: v for k, v in d.items() if k not in RESUMABLE_CHANGES}  # noqa: E731
     return strip(saved) == strip(current)
+
+
+def _same_model(saved: ModelConfig, wanted: ModelConfig) -> bool:
+    # The saved configuration carries the vocabulary sizes, which the training data set.
+    return replace(saved, src_vocab_size=0, tgt_vocab_size=0) == replace(wanted, src_vocab_size=0, tgt_vocab_size=0)
 
 
 def run_epoch(model: QuestionGenerator, optimizer: torch.optim.Optimizer, train_pairs: Sequence[Pair],

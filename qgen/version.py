@@ -1,6 +1,7 @@
 """The code version recorded in every output file (git commit when available)."""
 from __future__ import annotations
 
+import os
 import subprocess
 from functools import lru_cache
 from pathlib import Path
@@ -20,5 +21,8 @@ def code_version() -> str:
                                 ":(exclude)benchmarks/results"], cwd=root,
                                capture_output=True, text=True, timeout=5).stdout.strip()
     except (OSError, subprocess.SubprocessError):
-        return PACKAGE_VERSION
+        # A copy without git history (the lent GPU machine gets the working tree only): the caller
+        # may name the commit it copied in QGEN_COMMIT.
+        given = os.environ.get("QGEN_COMMIT", "").strip()
+        return f"{PACKAGE_VERSION}+{given}" if given else PACKAGE_VERSION
     return f"{PACKAGE_VERSION}+{commit}{'.dirty' if dirty else ''}"

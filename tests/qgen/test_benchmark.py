@@ -125,3 +125,25 @@ def test_parallel_benchmark_refuses_an_unknown_model_before_starting_anything(tm
                            "--work-dir", str(tmp_path / "work")], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "unknown model(s) copynte" in done.stderr
     assert not (tmp_path / "work").exists()
+
+
+def test_parallel_benchmark_archives_the_logs_when_every_run_fails(tmp_path: Path) -> None:
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "qgen_bench.py"
+    archive = tmp_path / "results.tar.gz"
+    done = subprocess.run(  # copynet starts from GloVe vectors: a missing file fails the run
+        [sys.executable, str(script), "--dataset", "webqsp", "--data-dir", str(FIXTURES), "--models", "copynet",
+         "--epochs", "1", "--hidden", "16", "--embedding", "8", "--threads", "1", "--glove", str(tmp_path / "none.txt"),
+         "--parallel", "--work-dir", str(tmp_path / "work"), "--results", str(tmp_path / "results"),
+         "--archive", str(archive)], capture_output=True, text=True, timeout=240)
+    assert done.returncode == 1 and "failed: copynet" in done.stderr, done.stdout + done.stderr
+    with tarfile.open(archive) as packed:
+        assert packed.getnames() == ["logs/webqsp-copynet.log"]
+        log = packed.extractfile("logs/webqsp-copynet.log").read().decode()
+    assert "none.txt" in log  # the child's error, which is all a device run would bring back
+
+
+def test_a_smoke_run_may_not_write_into_the_real_folders(tmp_path: Path) -> None:
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "qgen_bench.py"
+    done = subprocess.run([sys.executable, str(script), "--models", "copynet", "--hidden", "16",
+                           "--work-dir", str(tmp_path / "work")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "its own --work-dir and --results" in done.stderr

@@ -59,6 +59,9 @@ def test_resume_with_another_configuration_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="another configuration"):
         train(PAIRS, PAIRS[:4], FAMILIES["copynet"], TrainConfig(epochs=2, batch_size=10, learning_rate=1e-2),
               tmp_path, log=lambda _: None)
+    with pytest.raises(ValueError, match="another configuration"):  # another model in the same folder
+        train(PAIRS, PAIRS[:4], FAMILIES["coverage"], TrainConfig(epochs=2, batch_size=20, learning_rate=1e-2),
+              tmp_path, log=lambda _: None)
 
 
 def test_checkpoint_loads_without_unpickling_objects(tmp_path: Path) -> None:

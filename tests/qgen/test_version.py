@@ -1,0 +1,31 @@
+"""The code version written into every output file."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from qgen.version import PACKAGE_VERSION, code_version
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_inside_the_checkout_the_version_names_the_commit() -> None:
+    assert code_version().startswith(f"{PACKAGE_VERSION}+") and len(code_version()) > len(PACKAGE_VERSION) + 8
+
+
+def test_a_copy_without_git_takes_the_commit_it_is_given(tmp_path: Path) -> None:
+    """The lent GPU machine gets the working tree without .git: QGEN_COMMIT names the commit."""
+    (tmp_path / "qgen").mkdir()
+    (tmp_path / "qgen" / "__init__.py").write_text("")
+    shutil.copy(REPO / "qgen" / "version.py", tmp_path / "qgen" / "version.py")
+    probe = "from qgen.version import code_version; print(code_version())"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env["GIT_CEILING_DIRECTORIES"] = str(tmp_path.parent)  # no repository above the copy either
+    given = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env={**env, "QGEN_COMMIT": "0f29c4b12345"},
+                           capture_output=True, text=True, check=True).stdout.strip()
+    bare = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, check=True).stdout.strip()
+    assert (given, bare) == (f"{PACKAGE_VERSION}+0f29c4b12345", PACKAGE_VERSION)
