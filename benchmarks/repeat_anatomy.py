@@ -3,8 +3,8 @@
     python benchmarks/repeat_anatomy.py --checkpoint out/benchmarks/webqsp/scratchpad/best.pt [--examples 1639]
 
 Greedy-decodes the test questions keeping each step's copy attention and p_gen, then compares the
-steps that repeat the previous word with the steps that do not: how often the word came mostly from
-the copy distribution (p_gen < 0.5), how often the copy attention's top source position is the
+steps that repeat the previous word with the steps that do not: how often the word was written with
+p_gen < 0.5 (the copy distribution weighted above the vocabulary's), how often the copy attention's top source position is the
 previous step's again, and the copy weight left on that previous position. If repeats are copies
 from an unmoved copy attention, the memory of what was copied (coverage, scratchpad) is what fails;
 if they are generated, the decoder's own state is.
