@@ -99,12 +99,11 @@ def run_variant(dataset: str, variant: Variant | str, prep_dir: str | Path, work
     results_name = results_folder_name(variant.name, cfg, no_repeat)
     metrics = evaluate_checkpoint(Path(result.out_dir) / "best.pt", test_pairs, eval_beam or variant.beam,
                                   Path(results_dir) / dataset / results_name, no_repeat=no_repeat)
-    decoding = metrics.pop("decoding")  # recorded once, under "variant" (the results table reads it there)
     metrics.update({
         "dataset": dataset, "model": variant.name, "run": results_name, "split": PAPER_SPLITS[dataset],
         "sizes": {"train": len(train_pairs), "valid": len(valid_pairs), "test": len(test_pairs)},
-        "variant": {"entity_replacement": variant.entity_replacement, **decoding,
-                    "pretrained_vectors": result.pretrained_vectors, "model": metrics.pop("model_config")},
+        "variant": {"entity_replacement": variant.entity_replacement, **metrics["variant"],
+                    "pretrained_vectors": result.pretrained_vectors},
         "train_config": asdict(cfg), "epochs_run": result.epochs_run, "epochs_planned": cfg.epochs,
         "best_epoch": result.best_epoch, "train_wall_s": round(train_seconds, 1),  # this invocation only
         "train_epochs_s": round(sum(h.seconds for h in result.history), 1),  # all epochs, across resumes
@@ -145,10 +144,10 @@ def evaluate_checkpoint(checkpoint: Path, pairs: Sequence[Pair], beam: int, out_
     (out_dir / "references.txt").write_text("".join(" ".join(p.tgt) + "\n" for p in pairs))
     (out_dir / "ids.txt").write_text("".join(i + "\n" for i in ids))
     metrics = score_predictions(pairs, predictions, src_vocab, tgt_vocab, attentions)
-    metrics.update({"decoding": {"beam": beam, "no_repeat": no_repeat},
+    metrics.update({"variant": {"beam": beam, "no_repeat": no_repeat,
+                                "model": model.cfg.as_dict()},  # as trained: with its vocabulary sizes
                     "decode_wall_s": round(decode_seconds, 1), "decode_device": str(device),
-                    "checkpoint": str(checkpoint),
-                    "model_config": model.cfg.as_dict()})  # as trained: with its vocabulary sizes
+                    "checkpoint": str(checkpoint)})
     return metrics
 
 

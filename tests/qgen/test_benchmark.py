@@ -62,7 +62,7 @@ def test_train_evaluate_and_table(tmp_path: Path) -> None:
                           TrainConfig(epochs=2, batch_size=4, learning_rate=1e-2, max_seconds=0), no_repeat=True,
                           log=lambda _: None)
     assert blocked["run"] == "scratchpad_norepeat" and blocked["variant"]["no_repeat"] and blocked["epochs_run"] == 2
-    assert blocked["variant"]["beam"] == 2 and "decoding" not in blocked  # the decoding is recorded once
+    assert blocked["variant"]["beam"] == 2 and "decoding" not in blocked and "model_config" not in blocked
     lines = (tmp_path / "results" / "webqsp" / "scratchpad_norepeat" / "predictions.txt").read_text().splitlines()
     assert len(lines) == len(ids) and immediate_repeat_share([line.split() for line in lines]) == 0
     assert json.loads((out / "metrics.json").read_text())["variant"].get("no_repeat") is False

@@ -85,7 +85,8 @@ def test_train_and_evaluate_commands(tmp_path: Path, demo_sample: Path) -> None:
                                  "--out", str(tmp_path / "eval"), "--beam", "2", "--plots", "--no-repeat"])
     assert result.exit_code == 0, result.output
     assert "n=45  corpus BLEU" in result.stdout
-    assert json.loads((tmp_path / "eval" / "metrics.json").read_text())["decoding"] == {"beam": 2, "no_repeat": True}
+    evaluated = json.loads((tmp_path / "eval" / "metrics.json").read_text())["variant"]  # as the benchmark writes it
+    assert (evaluated["beam"], evaluated["no_repeat"], evaluated["model"]["hidden_size"]) == (2, True, 16)
     lines = (tmp_path / "eval" / "predictions.txt").read_text().splitlines()
     assert immediate_repeat_share([line.split() for line in lines]) == 0, lines
     assert (tmp_path / "eval" / "plots" / "cumulative_entropy.png").exists()
