@@ -61,9 +61,7 @@ def wikisql_valid_ids(prep_dir: Path, data_dir: Path | None = None) -> set[str]:
         from qgen.datasets.wikisql import table_disjoint_split
 
         _, valid_raw = table_disjoint_split(list(load_dataset("wikisql", data_dir, "test")), fraction=0.1, seed=1)
-        partial = prep_dir / "valid_ids.txt.partial"  # renamed when whole: a parallel run may be reading
-        partial.write_text("".join(f"{r.id}\n" for r in valid_raw))
-        partial.replace(saved)
+        _write_whole(saved, "".join(f"{r.id}\n" for r in valid_raw))
     return set(saved.read_text().split())
 
 
@@ -207,10 +205,15 @@ def headline(scores: dict) -> str:
 
 
 def _write_metrics(model_dir: Path, metrics: dict) -> None:
-    # Written aside and renamed: runs of other models in parallel read every metrics.json for the README.
-    partial = model_dir / "metrics.json.partial"
-    partial.write_text(json.dumps(metrics, indent=2) + "\n")
-    partial.replace(model_dir / "metrics.json")
+    _write_whole(model_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
+
+
+def _write_whole(path: Path, text: str) -> None:
+    """Written aside and renamed: runs of other models in parallel read the prep folder's validation
+    ids and every metrics.json (for the README), and must never see half a file."""
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(text)
+    partial.replace(path)
 
 
 def sized_variant(name: str, model_sizes: dict[str, int] | None = None) -> Variant:
