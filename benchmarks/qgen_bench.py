@@ -33,7 +33,7 @@ import torch  # noqa: E402
 
 from qgen import option_help  # noqa: E402
 from qgen.benchmark import headline, prepare_dataset, rescore_results, run_benchmark  # noqa: E402
-from qgen.model import VARIANTS  # noqa: E402
+from qgen.model import BENCHMARK_MODELS, VARIANTS  # noqa: E402
 from qgen.train import TrainConfig  # noqa: E402
 
 DEFAULT_WORK_DIR = REPO / "out" / "benchmarks"
@@ -43,7 +43,8 @@ DEFAULT_RESULTS = REPO / "benchmarks" / "results"
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dataset", default="webqsp", choices=["webqsp", "wikisql"])
-    parser.add_argument("--models", default=",".join(VARIANTS), help=f"comma-separated, of {', '.join(VARIANTS)}")
+    parser.add_argument("--models", default=",".join(BENCHMARK_MODELS),
+                        help=f"comma-separated, of {', '.join(VARIANTS)} (default: {', '.join(BENCHMARK_MODELS)})")
     parser.add_argument("--epochs", type=int, default=75)
     parser.add_argument("--max-seconds", type=float, default=None, help="time budget per model (resumable)")
     parser.add_argument("--glove", default=None, help="GloVe-format vectors (300d) for the rows that use them")

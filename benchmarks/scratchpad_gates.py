@@ -34,7 +34,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
     model, src_vocab, tgt_vocab, _ = load_checkpoint(Path(args.checkpoint), torch.device("cpu"))
-    if model.cfg.memory != "scratchpad":
+    if model.cfg.memory == "none":
         sys.exit(f"{args.checkpoint}: not a scratchpad model (memory={model.cfg.memory!r})")
     model.eval()
     pairs = dataset_pairs("webqsp", Path(args.prep), True)[2][: args.examples]

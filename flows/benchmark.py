@@ -15,8 +15,6 @@ from prefect import flow, get_run_logger, task
 from flows.artifacts import metrics_markdown, publish
 from flows.preprocess import preprocess_task
 
-ALL_MODELS = ["seq2seq", "seq2seq_priors", "copynet", "coverage", "scratchpad", "scratchpad_extended"]
-
 
 def _run_name(parameters: dict[str, Any]) -> str:
     """The task run's name in Prefect: the run's results folder (model + teacher-forcing / no-repeat suffix)."""
@@ -74,9 +72,9 @@ def benchmark_flow(dataset: str = "webqsp", models: Optional[list[str]] = None, 
     ``<model>_norepeat`` (as ``benchmarks/qgen_bench.py``).
     """
     from qgen.benchmark import sized_variant
-    from qgen.model import VARIANTS
+    from qgen.model import BENCHMARK_MODELS, VARIANTS
 
-    models = models or ALL_MODELS
+    models = models or BENCHMARK_MODELS
     unknown = [m for m in models if m not in VARIANTS]
     if unknown:
         raise ValueError(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(VARIANTS)}")

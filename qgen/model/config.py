@@ -9,7 +9,8 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 COPY_MODES = ("none", "intersection", "extended")
-MEMORY_WRITERS = ("none", "scratchpad")
+# scratchpad_focus: Eq. 12-14 plus the copy weight in the write gate (qgen/model/memory.py; not the paper's)
+MEMORY_WRITERS = ("none", "scratchpad", "scratchpad_focus")
 
 
 @dataclass(frozen=True)
@@ -22,7 +23,7 @@ class ModelConfig:
     dropout: float = 0.5  # on every GRU layer's input except the output layer
     copy: str = "none"  # none | intersection (V_c = V_i ∩ V_o, the paper) | extended (See et al. 2017)
     coverage_dim: int = 0  # 0 = no coverage; the paper uses 10 (Eq. 15-16)
-    memory: str = "none"  # none | scratchpad (Eq. 12-14)
+    memory: str = "none"  # none | scratchpad (Eq. 12-14) | scratchpad_focus (an experiment)
 
     def __post_init__(self) -> None:
         if self.copy not in COPY_MODES:
@@ -67,4 +68,10 @@ VARIANTS: dict[str, Variant] = {
     # names never seen in a training question; synthesis needs it (issue 3 asks for both on WebQSP).
     "scratchpad_extended": Variant("scratchpad_extended",
                                    ModelConfig(copy="extended", coverage_dim=10, memory="scratchpad"), True, True, 1),
+    # An experiment, not the paper's: the write gate also sees the copy weight of its position.
+    "scratchpad_focus": Variant("scratchpad_focus",
+                                ModelConfig(copy="intersection", coverage_dim=10, memory="scratchpad_focus"),
+                                True, True, 1),
 }
+# What a benchmark trains by default: Table 1's five rows and the extended-copy Scratchpad.
+BENCHMARK_MODELS = ["seq2seq", "seq2seq_priors", "copynet", "coverage", "scratchpad", "scratchpad_extended"]

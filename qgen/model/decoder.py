@@ -39,7 +39,8 @@ class Decoder(nn.Module):
         else:
             self.generator = CopyGenerator(h, cfg.embedding_dim, cfg.tgt_vocab_size, cfg.coverage_dim)
         self.coverage = CoverageUpdater(h, cfg.coverage_dim) if cfg.coverage_dim else None
-        self.scratchpad = Scratchpad(h) if cfg.memory == "scratchpad" else None
+        self.scratchpad = (Scratchpad(h, focus_gate=cfg.memory == "scratchpad_focus")
+                           if cfg.memory != "none" else None)
 
     def init_state(self, encoder_out: torch.Tensor, encoder_final: torch.Tensor, src_mask: torch.Tensor,
                    copy_ids: torch.Tensor, extended_size: int) -> State:
@@ -82,7 +83,8 @@ class Decoder(nn.Module):
             new_state["coverage"] = self.coverage(state["coverage"], attns["copy"], post, memory)
             attns["coverage"] = new_state["coverage"]
         if self.scratchpad is not None:
-            new_state["memory"], attns["write_gate"] = self.scratchpad(memory, post, written_context, mask)
+            focus = attns.get("copy", read)  # the attention whose context is written (Eq. 12-14)
+            new_state["memory"], attns["write_gate"] = self.scratchpad(memory, post, written_context, mask, focus)
         new_state["hidden"] = hidden.transpose(0, 1).contiguous()
         new_state["feed"] = post
         return log_probs, new_state, attns

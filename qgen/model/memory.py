@@ -9,6 +9,15 @@ w_h . h_i: the write costs O(T·H) per step. Padding positions are never written
 A consequence of the equation as written (linear inside the sigmoid): the step's term is the same
 for every position, so which positions a step writes more is set by w_h . h_i alone; a step cannot
 single out the position it just copied except through what earlier writes left in h_i.
+
+``focus_gate=True`` (the ``scratchpad_focus`` variant; not the paper's) departs from Eq. 13 to try
+exactly that: the gate also sees this step's copy weight beta_t,i of its position,
+
+    alpha_t,i = sigmoid(W_a [s_t ; a_t ; h_i] + w_beta * beta_t,i)
+
+with one learned scalar w_beta starting at 0, so the model begins as the paper's and can learn to
+overwrite the state it has just copied from (benchmarks/repeat_anatomy.py: most repeats are written
+while the copy attention stays where it was).
 """
 from __future__ import annotations
 
@@ -17,17 +26,26 @@ from torch import nn
 
 
 class Scratchpad(nn.Module):
-    def __init__(self, hidden_size: int) -> None:
+    def __init__(self, hidden_size: int, focus_gate: bool = False) -> None:
         super().__init__()
         self.gate_step = nn.Linear(2 * hidden_size, 1)  # the [s_t ; a_t] part of W_a
         self.gate_memory = nn.Linear(hidden_size, 1, bias=False)  # the h_i part of W_a
         self.update = nn.Linear(2 * hidden_size, hidden_size)  # W_u
+        # w_beta of the focus gate; zero at the start so training begins from Eq. 13 itself.
+        self.gate_focus = nn.Parameter(torch.zeros(1)) if focus_gate else None
 
     def forward(self, memory: torch.Tensor, state: torch.Tensor, context: torch.Tensor,
-                mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """memory (batch, src_len, h), state/context (batch, h) -> new memory, gate (batch, src_len)."""
+                mask: torch.Tensor, focus: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """memory (batch, src_len, h), state/context (batch, h), focus (batch, src_len): the attention
+        whose context was written (copy, else read), used by the focus gate only
+        -> new memory, gate (batch, src_len)."""
         step = torch.cat([state, context], dim=-1)  # (batch, 2h)
-        alpha = torch.sigmoid(self.gate_step(step).unsqueeze(1) + self.gate_memory(memory))  # (batch, src_len, 1)
+        logit = self.gate_step(step).unsqueeze(1) + self.gate_memory(memory)  # (batch, src_len, 1)
+        if self.gate_focus is not None:
+            if focus is None:
+                raise ValueError("the focus gate needs the step's attention weights (focus)")
+            logit = logit + self.gate_focus * focus.unsqueeze(-1)
+        alpha = torch.sigmoid(logit)
         update = torch.tanh(self.update(step)).unsqueeze(1)  # (batch, 1, h)
         written = alpha * memory + (1 - alpha) * update  # (batch, src_len, h)
         return torch.where(mask.unsqueeze(-1), written, memory), alpha.squeeze(-1)

@@ -8,6 +8,7 @@ import torch
 
 from qgen.decode import beam_search, greedy
 from qgen.model import ModelConfig, Vocab, build_model, make_batch
+from qgen.model.memory import Scratchpad
 from qgen.model.vocab import BOS_ID, PAD_ID
 
 SRC = [["select", "?", "x", "where", "ent:", "bali", "ns", "capital"],
@@ -19,7 +20,8 @@ TGT = [["what", "is", "the", "capital", "of", "bali", "?"],
 SRC_VOCAB = Vocab.build(SRC)
 TGT_VOCAB = Vocab.build([TGT[0], TGT[2]])  # "atlantis" is never in a training question
 PARTS = [("none", 0, "none"), ("intersection", 0, "none"), ("intersection", 10, "none"),
-         ("intersection", 10, "scratchpad"), ("extended", 10, "scratchpad"), ("none", 0, "scratchpad")]
+         ("intersection", 10, "scratchpad"), ("extended", 10, "scratchpad"), ("none", 0, "scratchpad"),
+         ("intersection", 10, "scratchpad_focus")]
 SIZES = [(8, 16, 1), (12, 32, 2)]
 
 
@@ -80,6 +82,25 @@ def test_scratchpad_rewrites_the_encoder_states_but_not_padding() -> None:
     assert bool(changed[batch.src_mask].all())
     assert not bool(changed[~batch.src_mask].any())
     assert attns["write_gate"].shape == batch.src_mask.shape
+
+
+def test_focus_gate_starts_as_eq13_and_can_single_out_the_copied_position() -> None:
+    torch.manual_seed(0)
+    paper, focused = Scratchpad(6), Scratchpad(6, focus_gate=True)
+    focused.load_state_dict(paper.state_dict(), strict=False)  # same W_a, W_u; w_beta stays 0
+    memory, state, context = torch.randn(2, 4, 6), torch.randn(2, 6), torch.randn(2, 6)
+    mask = torch.tensor([[True, True, True, True], [True, True, True, False]])
+    focus = torch.tensor([[0.0, 1.0, 0.0, 0.0], [0.5, 0.0, 0.5, 0.0]])
+    written, gate = paper(memory, state, context, mask)
+    torch.testing.assert_close(focused(memory, state, context, mask, focus), (written, gate))
+    with torch.no_grad():
+        focused.gate_focus.fill_(-50.0)  # a strongly learned w_beta: overwrite where the copy looked
+    with torch.no_grad():
+        _, focus_gate = focused(memory, state, context, mask, focus)
+    assert float(focus_gate[0, 1]) < 1e-6  # the copied position is rewritten wholly with u_t ...
+    torch.testing.assert_close(focus_gate[0, [0, 2, 3]], gate[0, [0, 2, 3]])  # ... the others as Eq. 13
+    with pytest.raises(ValueError, match="focus"):
+        focused(memory, state, context, mask)
 
 
 @pytest.mark.parametrize("parts", PARTS)
