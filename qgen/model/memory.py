@@ -13,11 +13,13 @@ single out the position it just copied except through what earlier writes left i
 ``focus_gate=True`` (the ``scratchpad_focus`` variant; not the paper's) departs from Eq. 13 to try
 exactly that: the gate also sees this step's copy weight beta_t,i of its position,
 
-    alpha_t,i = sigmoid(W_a [s_t ; a_t ; h_i] + w_beta * beta_t,i)
+    alpha_t,i = sigmoid(W_a [s_t ; a_t ; h_i] + beta_t,i * (W_beta [s_t ; a_t] + b_beta))
 
-with one learned scalar w_beta starting at 0, so the model begins as the paper's and can learn to
-overwrite the state it has just copied from (benchmarks/repeat_anatomy.py: most repeats are written
-while the copy attention stays where it was).
+so each step decides how strongly to rewrite the positions it copied from (most repeats are written
+while the copy attention stays where it was: benchmarks/repeat_anatomy.py). W_beta and b_beta start
+at 0, so training begins from Eq. 13 itself. Why a step-dependent weight and not one learned scalar
+w_beta: Adam moves each parameter about one learning rate (1e-4) per update, so a lone scalar could
+not go past about 0.4 in a 40-epoch WebQSP run (~3,600 updates), too little to move a sigmoid.
 """
 from __future__ import annotations
 
@@ -31,8 +33,11 @@ class Scratchpad(nn.Module):
         self.gate_step = nn.Linear(2 * hidden_size, 1)  # the [s_t ; a_t] part of W_a
         self.gate_memory = nn.Linear(hidden_size, 1, bias=False)  # the h_i part of W_a
         self.update = nn.Linear(2 * hidden_size, hidden_size)  # W_u
-        # w_beta of the focus gate; zero at the start so training begins from Eq. 13 itself.
-        self.gate_focus = nn.Parameter(torch.zeros(1)) if focus_gate else None
+        self.gate_focus = None
+        if focus_gate:  # W_beta, b_beta: zero at the start so training begins from Eq. 13 itself
+            self.gate_focus = nn.Linear(2 * hidden_size, 1)
+            nn.init.zeros_(self.gate_focus.weight)
+            nn.init.zeros_(self.gate_focus.bias)
 
     def forward(self, memory: torch.Tensor, state: torch.Tensor, context: torch.Tensor,
                 mask: torch.Tensor, focus: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -44,7 +49,7 @@ class Scratchpad(nn.Module):
         if self.gate_focus is not None:
             if focus is None:
                 raise ValueError("the focus gate needs the step's attention weights (focus)")
-            logit = logit + self.gate_focus * focus.unsqueeze(-1)
+            logit = logit + self.gate_focus(step).unsqueeze(1) * focus.unsqueeze(-1)
         alpha = torch.sigmoid(logit)
         update = torch.tanh(self.update(step)).unsqueeze(1)  # (batch, 1, h)
         written = alpha * memory + (1 - alpha) * update  # (batch, src_len, h)

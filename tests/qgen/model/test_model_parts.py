@@ -87,14 +87,14 @@ def test_scratchpad_rewrites_the_encoder_states_but_not_padding() -> None:
 def test_focus_gate_starts_as_eq13_and_can_single_out_the_copied_position() -> None:
     torch.manual_seed(0)
     paper, focused = Scratchpad(6), Scratchpad(6, focus_gate=True)
-    focused.load_state_dict(paper.state_dict(), strict=False)  # same W_a, W_u; w_beta stays 0
+    focused.load_state_dict(paper.state_dict(), strict=False)  # same W_a, W_u; W_beta, b_beta stay 0
     memory, state, context = torch.randn(2, 4, 6), torch.randn(2, 6), torch.randn(2, 6)
     mask = torch.tensor([[True, True, True, True], [True, True, True, False]])
     focus = torch.tensor([[0.0, 1.0, 0.0, 0.0], [0.5, 0.0, 0.5, 0.0]])
     written, gate = paper(memory, state, context, mask)
     torch.testing.assert_close(focused(memory, state, context, mask, focus), (written, gate))
     with torch.no_grad():
-        focused.gate_focus.fill_(-50.0)  # a strongly learned w_beta: overwrite where the copy looked
+        focused.gate_focus.bias.fill_(-50.0)  # a strongly learned b_beta: overwrite where the copy looked
     with torch.no_grad():
         _, focus_gate = focused(memory, state, context, mask, focus)
     assert float(focus_gate[0, 1]) < 1e-6  # the copied position is rewritten wholly with u_t ...
