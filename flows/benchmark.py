@@ -74,7 +74,7 @@ def benchmark_flow(dataset: str = "webqsp", models: Optional[list[str]] = None, 
     from qgen.benchmark import sized_variant
     from qgen.model import BENCHMARK_MODELS, VARIANTS
 
-    models = models or BENCHMARK_MODELS
+    models = models or list(BENCHMARK_MODELS)
     unknown = [m for m in models if m not in VARIANTS]
     if unknown:
         raise ValueError(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(VARIANTS)}")

@@ -4,4 +4,5 @@ from qgen.model.config import BENCHMARK_MODELS, VARIANTS, ModelConfig, Variant
 from qgen.model.seq2seq import QuestionGenerator, build_model
 from qgen.model.vocab import Vocab
 
-__all__ = ["BENCHMARK_MODELS", "Batch", "ModelConfig", "QuestionGenerator", "VARIANTS", "Variant", "Vocab", "build_model", "make_batch"]
+__all__ = ["BENCHMARK_MODELS", "Batch", "ModelConfig", "QuestionGenerator", "VARIANTS", "Variant", "Vocab",
+           "build_model", "make_batch"]

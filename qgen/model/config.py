@@ -74,4 +74,4 @@ VARIANTS: dict[str, Variant] = {
                                 True, True, 1),
 }
 # What a benchmark trains by default: Table 1's five rows and the extended-copy Scratchpad.
-BENCHMARK_MODELS = ["seq2seq", "seq2seq_priors", "copynet", "coverage", "scratchpad", "scratchpad_extended"]
+BENCHMARK_MODELS = ("seq2seq", "seq2seq_priors", "copynet", "coverage", "scratchpad", "scratchpad_extended")

@@ -95,7 +95,6 @@ def test_focus_gate_starts_as_eq13_and_can_single_out_the_copied_position() -> N
     torch.testing.assert_close(focused(memory, state, context, mask, focus), (written, gate))
     with torch.no_grad():
         focused.gate_focus.bias.fill_(-50.0)  # a strongly learned b_beta: overwrite where the copy looked
-    with torch.no_grad():
         _, focus_gate = focused(memory, state, context, mask, focus)
     assert float(focus_gate[0, 1]) < 1e-6  # the copied position is rewritten wholly with u_t ...
     torch.testing.assert_close(focus_gate[0, [0, 2, 3]], gate[0, [0, 2, 3]])  # ... the others as Eq. 13
