@@ -2,7 +2,7 @@
 
     python benchmarks/qgen_bench.py --dataset webqsp [--models scratchpad,coverage,...] [--epochs 75]
         [--max-seconds S] [--glove PATH] [--threads N] [--data-dir DIR]
-        [--teacher-forcing P] [--teacher-forcing-per step|sequence] [--parallel [--archive PATH]]
+        [--teacher-forcing P] [--teacher-forcing-per step|sequence] [--seed N] [--parallel [--archive PATH]]
 
 A run is resumable: started again with the same options it continues from the last epoch's
 checkpoint (out/benchmarks/<dataset>/<model>/last.pt), on CPU or GPU. Prints each epoch and the
@@ -53,6 +53,9 @@ def main() -> None:
                         help=option_help.TEACHER_FORCING_PER)
     parser.add_argument("--no-repeat", action="store_true",
                         help=option_help.NO_REPEAT_BENCHMARK)
+    parser.add_argument("--seed", type=int, default=1,
+                        help="initialisation, batch order and teacher-forcing draws (the validation split stays "
+                             "fixed); another seed than 1 trains into folders suffixed _seed<N>")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     parser.add_argument("--data-dir", default=None, help="datasets root (default $QGEN_DATASETS or ../shared/datasets)")
     parser.add_argument("--work-dir", default=str(DEFAULT_WORK_DIR))
@@ -91,7 +94,7 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     try:
         cfg = TrainConfig(epochs=args.epochs, max_seconds=args.max_seconds, glove_path=args.glove,
-                          teacher_forcing=args.teacher_forcing, teacher_forcing_per=args.teacher_forcing_per)
+                          teacher_forcing=args.teacher_forcing, teacher_forcing_per=args.teacher_forcing_per, seed=args.seed)
     except ValueError as error:
         parser.error(str(error))
     if args.parallel:
@@ -143,7 +146,7 @@ def single_model_argv(args: argparse.Namespace, model: str) -> list[str]:
     """This script's options for one model of a --parallel run."""
     argv = ["--dataset", args.dataset, "--models", model, "--epochs", str(args.epochs),
             "--teacher-forcing", str(args.teacher_forcing), "--teacher-forcing-per", args.teacher_forcing_per,
-            "--work-dir", str(args.work_dir), "--results", str(args.results)]
+            "--seed", str(args.seed), "--work-dir", str(args.work_dir), "--results", str(args.results)]
     for option, value in (("--max-seconds", args.max_seconds), ("--glove", args.glove), ("--threads", args.threads),
                           ("--data-dir", args.data_dir), ("--hidden", args.hidden), ("--embedding", args.embedding)):
         if value is not None:

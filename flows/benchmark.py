@@ -63,13 +63,14 @@ def benchmark_flow(dataset: str = "webqsp", models: Optional[list[str]] = None, 
                    data_dir: Optional[str] = None, work_dir: str = "out/benchmarks",
                    results: str = "benchmarks/results", hidden: Optional[int] = None,
                    embedding: Optional[int] = None, teacher_forcing: float = 0.5,
-                   teacher_forcing_per: str = "step", no_repeat: bool = False) -> list[dict[str, Any]]:
+                   teacher_forcing_per: str = "step", no_repeat: bool = False,
+                   seed: int = 1) -> list[dict[str, Any]]:
     """Train and evaluate ``models`` (default: every row of the tables) on ``dataset``; returns their metrics.
 
     ``hidden`` / ``embedding`` shrink the models (a smoke run); None keeps the paper's sizes.
     ``teacher_forcing`` / ``teacher_forcing_per`` other than the paper's (0.5, per step) train into
     ``<model>_tf<value>[seq]`` folders; ``no_repeat`` decodes with no word right after itself into
-    ``<model>_norepeat`` (as ``benchmarks/qgen_bench.py``).
+    ``<model>_norepeat``; another ``seed`` than 1 into ``<model>_seed<N>`` (as ``benchmarks/qgen_bench.py``).
     """
     from qgen.benchmark import sized_variant
     from qgen.model import BENCHMARK_MODELS, VARIANTS
@@ -81,7 +82,7 @@ def benchmark_flow(dataset: str = "webqsp", models: Optional[list[str]] = None, 
     prep = Path(work_dir).resolve() / "prep" / dataset
     preprocess_task.with_options(refresh_cache=not (prep / "counts.json").is_file())(dataset, str(prep), data_dir)
     train_config = {"epochs": epochs, "max_seconds": max_seconds, "batch_size": batch_size, "glove_path": glove,
-                    "teacher_forcing": teacher_forcing, "teacher_forcing_per": teacher_forcing_per}
+                    "teacher_forcing": teacher_forcing, "teacher_forcing_per": teacher_forcing_per, "seed": seed}
     sizes = {k: v for k, v in (("hidden_size", hidden), ("embedding_dim", embedding)) if v}
     metrics = []
     for name in models:

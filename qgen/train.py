@@ -50,12 +50,14 @@ class TrainConfig:
 
     @property
     def run_suffix(self) -> str:
-        """'' with the paper's teacher forcing (0.5, our per-step reading), else e.g. '_tf1' or
-        '_tf0.5seq', so a run with another forcing gets its own checkpoint and results folders."""
-        if self.teacher_forcing == 0.5 and self.teacher_forcing_per == "step":
-            return ""
-        grain = "seq" if self.teacher_forcing_per == "sequence" else ""
-        return f"_tf{self.teacher_forcing:g}{grain}"
+        """'' with the paper's teacher forcing (0.5, our per-step reading) and the default seed 1;
+        else e.g. '_tf1', '_tf0.5seq' or '_seed2' (both: '_tf1_seed2'), so such a run gets its own
+        checkpoint and results folders."""
+        forcing = ""
+        if not (self.teacher_forcing == 0.5 and self.teacher_forcing_per == "step"):
+            grain = "seq" if self.teacher_forcing_per == "sequence" else ""
+            forcing = f"_tf{self.teacher_forcing:g}{grain}"
+        return forcing + (f"_seed{self.seed}" if self.seed != 1 else "")
 
 
 @dataclass
