@@ -31,9 +31,10 @@ def _fmt(value: object, digits: int = 2) -> str:
     return "–" if value is None else f"{value:.{digits}f}" if isinstance(value, (int, float)) else str(value)
 
 
-def _forcing(run: dict) -> str:
+def _forcing_and_seed(run: dict) -> str:
     train = run.get("train_config", {})
-    return f"teacher forcing {train.get('teacher_forcing', 0.5):g} per {train.get('teacher_forcing_per', 'step')}"
+    return (f"teacher forcing {train.get('teacher_forcing', 0.5):g} per {train.get('teacher_forcing_per', 'step')}, "
+            f"seed {train.get('seed', 1)}")
 
 
 def write_results_readme(dataset_dir: Path, dataset: str) -> Path:
@@ -74,7 +75,7 @@ def write_results_readme(dataset_dir: Path, dataset: str) -> Path:
                      f"(sum over epochs, across resumes), decode "
                      f"{run['decode_wall_s']} s, beam {run['variant']['beam']}"
                      f"{', no word right after itself' if run['variant'].get('no_repeat') else ''}, vectors: "
-                     f"{run['variant']['pretrained_vectors']}, {_forcing(run)}, commit {run['commit']}; "
+                     f"{run['variant']['pretrained_vectors']}, {_forcing_and_seed(run)}, commit {run['commit']}; "
                      f"split: {run['split']}; "
                      f"sizes {run['sizes']}")
     out = dataset_dir / "README.md"

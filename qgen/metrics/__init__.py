@@ -23,6 +23,7 @@ from qgen.metrics.overcopy import (
 )
 from qgen.metrics.report import evaluate_corpus
 from qgen.metrics.rouge import RougeLResult, rouge_l
+from qgen.metrics.significance import PairedBootstrap, paired_bootstrap
 
 __all__ = [
     "BleuResult",
@@ -30,6 +31,7 @@ __all__ = [
     "MeteorError",
     "MeteorResult",
     "MetricUnavailableError",
+    "PairedBootstrap",
     "RougeLResult",
     "attention_entropy",
     "corpus_bleu",
@@ -43,6 +45,7 @@ __all__ = [
     "overcopy_sentence",
     "overcopy_source",
     "overcopy_source_scores",
+    "paired_bootstrap",
     "repeated_ngrams",
     "rouge_l",
     "sentence_attention_entropy",
