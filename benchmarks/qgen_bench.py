@@ -53,9 +53,7 @@ def main() -> None:
                         help=option_help.TEACHER_FORCING_PER)
     parser.add_argument("--no-repeat", action="store_true",
                         help=option_help.NO_REPEAT_BENCHMARK)
-    parser.add_argument("--seed", type=int, default=1,
-                        help="initialisation, batch order and teacher-forcing draws (the validation split stays "
-                             "fixed); another seed than 1 trains into folders suffixed _seed<N>")
+    parser.add_argument("--seed", type=int, default=1, help=option_help.BENCHMARK_SEED)
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     parser.add_argument("--data-dir", default=None, help="datasets root (default $QGEN_DATASETS or ../shared/datasets)")
     parser.add_argument("--work-dir", default=str(DEFAULT_WORK_DIR))

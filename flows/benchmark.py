@@ -17,7 +17,7 @@ from flows.preprocess import preprocess_task
 
 
 def _run_name(parameters: dict[str, Any]) -> str:
-    """The task run's name in Prefect: the run's results folder (model + teacher-forcing / no-repeat suffix)."""
+    """The task run's name in Prefect: the run's results folder (model + teacher-forcing / seed / no-repeat suffixes)."""
     from qgen.benchmark import results_folder_name
     from qgen.train import TrainConfig
 

@@ -212,12 +212,13 @@ def benchmark(
     teacher_forcing: float = typer.Option(0.5, "--teacher-forcing", help=option_help.TEACHER_FORCING),
     teacher_forcing_per: str = typer.Option("step", "--teacher-forcing-per", help=option_help.TEACHER_FORCING_PER),
     no_repeat: bool = typer.Option(False, "--no-repeat", help=option_help.NO_REPEAT_BENCHMARK),
+    seed: int = typer.Option(1, "--seed", help=option_help.BENCHMARK_SEED),
 ) -> None:
     """Train and evaluate the Table 1 models; write predictions, metrics.json and a results README."""
     from qgen.benchmark import run_benchmark
 
     cfg = _train_config(epochs=epochs, max_seconds=max_seconds, glove_path=str(glove) if glove else None,
-                        teacher_forcing=teacher_forcing, teacher_forcing_per=teacher_forcing_per)
+                        teacher_forcing=teacher_forcing, teacher_forcing_per=teacher_forcing_per, seed=seed)
     readme = run_benchmark(dataset, models.split(","), cfg, work_dir, results, data_dir, no_repeat=no_repeat,
                            log=typer.echo)
     typer.echo(f"wrote {readme}")

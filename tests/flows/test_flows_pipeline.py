@@ -107,16 +107,17 @@ def test_benchmark_flow_trains_and_evaluates_each_model_and_publishes_the_metric
     assert "| copynet |" in table and "| scratchpad |" in table and "BLEU no-OOV" in table
 
 
-def test_benchmark_flow_keeps_a_teacher_forcing_and_no_repeat_run_apart(harness: None, tmp_path: Path) -> None:
+def test_benchmark_flow_keeps_a_teacher_forcing_seed_and_no_repeat_run_apart(harness: None, tmp_path: Path) -> None:
     results = tmp_path / "results" / "webqsp"
     metrics = benchmark_flow("webqsp", ["copynet"], epochs=1, batch_size=8, data_dir=str(FIXTURES),
                              work_dir=str(tmp_path / "work"), results=str(tmp_path / "results"), hidden=16,
-                             embedding=8, teacher_forcing=1.0, no_repeat=True)
+                             embedding=8, teacher_forcing=1.0, no_repeat=True, seed=2)
     run = metrics[0]
-    assert run["run"] == "copynet_tf1_norepeat" and run["train_config"]["teacher_forcing"] == 1.0
-    assert run["variant"]["no_repeat"] and (tmp_path / "work" / "webqsp" / "copynet_tf1" / "best.pt").is_file()
+    assert run["run"] == "copynet_tf1_seed2_norepeat" and run["train_config"]["teacher_forcing"] == 1.0
+    assert run["train_config"]["seed"] == 2
+    assert run["variant"]["no_repeat"] and (tmp_path / "work" / "webqsp" / "copynet_tf1_seed2" / "best.pt").is_file()
     assert not (results / "copynet").exists()  # the paper-style folder is not touched
-    assert list((results / "copynet_tf1_norepeat" / "plots").glob("attention_*.png"))
-    assert "| copynet_tf1_norepeat |" in artifacts("qgen-benchmark-webqsp")[-1].data
-    assert artifacts("qgen-plots-webqsp-copynet-tf1-norepeat")
-    assert {"copynet_tf1_norepeat", "plots-copynet_tf1_norepeat"} <= task_run_names()  # named as in the UI
+    assert list((results / "copynet_tf1_seed2_norepeat" / "plots").glob("attention_*.png"))
+    assert "| copynet_tf1_seed2_norepeat |" in artifacts("qgen-benchmark-webqsp")[-1].data
+    assert artifacts("qgen-plots-webqsp-copynet-tf1-seed2-norepeat")
+    assert {"copynet_tf1_seed2_norepeat", "plots-copynet_tf1_seed2_norepeat"} <= task_run_names()  # named as in the UI
