@@ -5,8 +5,9 @@
 Reads the committed predictions of two results folders (benchmarks/results/<dataset>/<run>/) at a
 time and runs sacrebleu's paired bootstrap on their corpus BLEU (qgen.metrics.significance). The
 default pairs are the seed paper's orderings (Scratchpad > Coverage > Copynet > Seq2Seq, extended
-copy > the paper's copy) and every run with another seed (<model>_seed<N>) against its seed-1 run,
-which shows the spread that training alone causes. Prints a table and writes it, with the
+copy > the paper's copy) among the runs of each setting (seed 1 at the full epochs; <model>_epoch35;
+<model>_seed<N>[_epoch35]), and every run with another seed against its seed-1 run, which shows the
+spread that training alone causes. Prints a table and writes it, with the
 configuration and the commit, to significance.md and significance.json beside the dataset's README.
 No training, no checkpoint.
 """
@@ -30,14 +31,22 @@ PAPER_ORDER = [("scratchpad", "coverage"), ("coverage", "copynet"), ("scratchpad
                ("copynet", "seq2seq"), ("scratchpad_extended", "scratchpad")]
 
 
+# Run-name suffixes under which the paper's orderings are compared too: another seed, an earlier epoch.
+SETTING = re.compile(r"(_seed\d+)?(_epoch\d+)?")
+
+
 def default_pairs(results: Path) -> list[tuple[str, str]]:
-    """The paper's orderings whose two runs are both there, then each _seed<N> run against seed 1's."""
+    """The paper's orderings among runs of one setting (seed 1 at 75 epochs, then e.g. ``_epoch35``,
+    ``_seed2``), where both runs are there; then each ``_seed<N>`` run against its seed-1 run."""
     present = {p.parent.name for p in results.glob("*/predictions.txt")}
-    pairs = [pair for pair in PAPER_ORDER if set(pair) <= present]
+    settings = sorted({run[len(a):] for run in present for a, _ in PAPER_ORDER
+                       if run.startswith(a) and SETTING.fullmatch(run[len(a):])}, key=lambda s: (s != "", s))
+    pairs = [(a + setting, b + setting) for setting in settings for a, b in PAPER_ORDER
+             if {a + setting, b + setting} <= present]
     for run in sorted(present):
-        match = re.fullmatch(r"(.+)_seed\d+(_norepeat)?", run)
-        if match and match.group(1) + (match.group(2) or "") in present:
-            pairs.append((run, match.group(1) + (match.group(2) or "")))
+        match = re.fullmatch(r"(.+)_seed\d+(.*)", run)
+        if match and match.group(1) + match.group(2) in present:
+            pairs.append((run, match.group(1) + match.group(2)))
     return pairs
 
 

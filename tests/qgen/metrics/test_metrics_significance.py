@@ -86,3 +86,23 @@ def test_script_names_a_run_without_predictions(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, str(script), "--results", str(tmp_path), "--pairs", "scratchpad:coverage"],
                           capture_output=True, text=True)
     assert proc.returncode == 2 and "no predictions.txt under" in proc.stderr and "coverage" in proc.stderr
+
+
+def test_default_pairs_compare_within_a_setting_and_each_seed_with_seed_one(tmp_path: Path) -> None:
+    import importlib.util
+
+    script = Path(__file__).resolve().parents[3] / "benchmarks" / "significance.py"
+    spec = importlib.util.spec_from_file_location("significance_script", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for run in ("scratchpad", "copynet", "scratchpad_norepeat", "copynet_norepeat", "scratchpad_epoch35",
+                "copynet_epoch35", "scratchpad_seed2", "scratchpad_seed2_epoch35", "copynet_seed2_epoch35",
+                "scratchpad_extended"):
+        (tmp_path / run).mkdir()
+        (tmp_path / run / "predictions.txt").write_text("")
+    assert module.default_pairs(tmp_path) == [
+        ("scratchpad", "copynet"), ("scratchpad_extended", "scratchpad"),  # seed 1, full epochs
+        ("scratchpad_epoch35", "copynet_epoch35"),
+        ("scratchpad_seed2_epoch35", "copynet_seed2_epoch35"),
+        ("copynet_seed2_epoch35", "copynet_epoch35"), ("scratchpad_seed2", "scratchpad"),
+        ("scratchpad_seed2_epoch35", "scratchpad_epoch35")]
