@@ -5,7 +5,8 @@
         [--teacher-forcing P] [--teacher-forcing-per step|sequence] [--seed N] [--parallel [--archive PATH]]
 
 A run is resumable: started again with the same options it continues from the last epoch's
-checkpoint (out/benchmarks/<dataset>/<model>/last.pt), on CPU or GPU. Prints each epoch and the
+checkpoint (out/benchmarks/<dataset>/<model><suffix>/last.pt, suffix as in TrainConfig.run_suffix),
+on CPU or GPU. Prints each epoch and the
 metrics, and (re)writes the dataset's README table from every metrics.json present.
 
 --parallel trains the models at once, one process each (--threads each), logging to

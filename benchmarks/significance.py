@@ -1,9 +1,10 @@
 """Which differences between the results table's rows could the test set's sampling explain?
 
-    python benchmarks/significance.py [--dataset webqsp] [--pairs scratchpad:coverage,...] [--samples 1000]
+    python benchmarks/significance.py [--dataset webqsp] [--pairs scratchpad:coverage,...] [--trials 10000]
 
 Reads the committed predictions of two results folders (benchmarks/results/<dataset>/<run>/) at a
-time and runs sacrebleu's paired bootstrap on their corpus BLEU (qgen.metrics.significance). The
+time and tests their corpus BLEU difference with sacrebleu's paired approximate randomization (a
+two-sided p), with each run's 95% bootstrap interval (qgen.metrics.significance). The
 default pairs are the seed paper's orderings (Scratchpad > Coverage > Copynet > Seq2Seq, extended
 copy > the paper's copy) among the runs of each setting (seed 1 at the full epochs; <model>_epoch35;
 <model>_seed<N>[_epoch35]), and every run with another seed against its seed-1 run, which shows the
@@ -23,10 +24,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from qgen.metrics import PairedBootstrap, paired_bootstrap  # noqa: E402
+from qgen.metrics import PairedSignificance, paired_significance  # noqa: E402
 from qgen.version import code_version  # noqa: E402
 
-# (system, baseline): the paper claims the first is better.
+# (system, baseline): the paper reports the first above the second. The test is two-sided, so a small
+# p with a negative difference is evidence against the paper's order.
 PAPER_ORDER = [("scratchpad", "coverage"), ("coverage", "copynet"), ("scratchpad", "copynet"),
                ("copynet", "seq2seq"), ("scratchpad_extended", "scratchpad")]
 
@@ -59,26 +61,27 @@ def read_run(folder: Path) -> tuple[list[str], list[list[str]], list[list[str]]]
     return lines["ids"], [p.split() for p in lines["predictions"]], [r.split() for r in lines["references"]]
 
 
-def compare(results: Path, system: str, baseline: str, samples: int) -> PairedBootstrap:
+def compare(results: Path, system: str, baseline: str, trials: int) -> PairedSignificance:
     ids, hyps, refs = read_run(results / system)
     base_ids, base_hyps, base_refs = read_run(results / baseline)
     if ids != base_ids or refs != base_refs:
         raise ValueError(f"{system} and {baseline} were not evaluated on the same test examples")
-    return paired_bootstrap((system, hyps), (baseline, base_hyps), refs, samples=samples)
+    return paired_significance((system, hyps), (baseline, base_hyps), refs, trials=trials)
 
 
-def markdown(dataset: str, rows: list[PairedBootstrap], command: str) -> str:
-    lines = [f"# Paired bootstrap on {dataset}: corpus BLEU, full test set", "",
-             f"Written by `{command}` at commit {code_version()}. Each row resamples the test "
-             "questions with replacement and scores both runs on every resample (sacrebleu's paired "
-             "bootstrap); p is the chance of a difference at least this large were the two equally good. "
-             "It covers the test set's sampling only: the spread between training seeds is in the "
-             "`_seed<N>` rows.", "",
-             "| system | baseline | system BLEU (95% CI) | baseline BLEU (95% CI) | difference | p |",
+def markdown(dataset: str, rows: list[PairedSignificance], command: str) -> str:
+    lines = [f"# Paired significance on {dataset}: corpus BLEU, full test set", "",
+             f"Written by `{command}` at commit {code_version()}. p: sacrebleu's paired approximate "
+             "randomization, two-sided (each question's two outputs swapped at random, "
+             f"{rows[0].trials if rows else 0:,} trials): the chance of a difference at least this large were the two "
+             "runs alike; a small p with a negative difference goes against the paper's order. ±: half-width of "
+             "each run's 95% bootstrap interval (resampled test questions). Both cover the test set's sampling "
+             "only; the spread between training seeds is in the `_seed<N>` rows.", "",
+             "| system | baseline | system BLEU | baseline BLEU | difference | p |",
              "|---|---|---|---|---|---|"]
     for r in rows:
-        floor = 1 / (r.samples + 1)  # no resample as extreme: the smallest p the test can give
-        p = f"≤ {floor:.3f}" if r.p_value <= floor * (1 + 1e-9) else f"{r.p_value:.3f}"
+        floor = 1 / (r.trials + 1)  # no trial as extreme: the smallest p the test can give
+        p = f"≤ {floor:.4f}" if r.p_value <= floor * (1 + 1e-9) else f"{r.p_value:.3f}"
         lines.append(f"| {r.system} | {r.baseline} | {r.system_bleu:.2f} ± {r.system_ci:.2f} | "
                      f"{r.baseline_bleu:.2f} ± {r.baseline_ci:.2f} | {r.difference:+.2f} | {p} |")
     if rows:
@@ -92,7 +95,7 @@ def main() -> None:
     parser.add_argument("--results", default=str(REPO / "benchmarks" / "results"))
     parser.add_argument("--pairs", default=None,
                         help="comma-separated system:baseline run names (default: the paper's orderings and seeds)")
-    parser.add_argument("--samples", type=int, default=1000, help="bootstrap resamples")
+    parser.add_argument("--trials", type=int, default=10_000, help="approximate-randomization trials")
     args = parser.parse_args()
     results = Path(args.results) / args.dataset
     if args.pairs:
@@ -107,14 +110,18 @@ def main() -> None:
         parser.error(f"no predictions.txt under {results} for: {', '.join(missing)}")
     if not pairs:
         parser.error(f"no pair of runs to compare under {results}")
-    rows = [compare(results, system, baseline, args.samples) for system, baseline in pairs]
+    if args.trials < 1:
+        parser.error(f"--trials must be at least 1, got {args.trials}")
+    rows = [compare(results, system, baseline, args.trials) for system, baseline in pairs]
     command = "python benchmarks/significance.py --dataset " + args.dataset + (
-        f" --pairs {args.pairs}" if args.pairs else "") + (f" --samples {args.samples}" if args.samples != 1000 else "")
+        f" --results {args.results}" if Path(args.results).resolve() != REPO / "benchmarks" / "results" else "") + (
+        f" --pairs {args.pairs}" if args.pairs else "") + (f" --trials {args.trials}" if args.trials != 10_000 else "")
     text = markdown(args.dataset, rows, command)
     print(text)
     (results / "significance.md").write_text(text)
     (results / "significance.json").write_text(json.dumps(
-        {"dataset": args.dataset, "test_set": "full", "metric": "corpus BLEU", "samples": args.samples,
+        {"dataset": args.dataset, "test_set": "full", "metric": "corpus BLEU",
+         "test": "paired approximate randomization (p, two-sided) + bootstrap (95% intervals)", "trials": args.trials,
          "command": command, "commit": code_version(),
          "rows": [{**asdict(r), "difference": r.difference} for r in rows]}, indent=2) + "\n")
     print(f"wrote {results / 'significance.md'} and significance.json")

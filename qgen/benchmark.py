@@ -73,8 +73,8 @@ def first_per_group(pairs: Sequence[Pair]) -> list[Pair]:
 
 
 def results_folder_name(model: str, cfg: TrainConfig, no_repeat: bool = False) -> str:
-    """A run's results folder (and its name in the tables): the model, then its teacher-forcing suffix
-    when not the paper's (``_tf1``, ``_tf0.5seq``), then ``_norepeat`` when so decoded."""
+    """A run's results folder (and its name in the tables): the model, then its teacher-forcing and seed
+    suffixes when not the defaults (``_tf1``, ``_tf0.5seq``, ``_seed2``), then ``_norepeat`` when so decoded."""
     return model + cfg.run_suffix + ("_norepeat" if no_repeat else "")
 
 
@@ -90,7 +90,7 @@ def run_variant(dataset: str, variant: Variant | str, prep_dir: str | Path, work
     train_pairs, valid_pairs, test_pairs = dataset_pairs(dataset, Path(prep_dir), variant.entity_replacement, data_dir)
     glove = train_cfg.glove_path if variant.pretrained_vectors else None
     cfg = TrainConfig(**{**asdict(train_cfg), "glove_path": glove})
-    run_name = variant.name + cfg.run_suffix  # another teacher forcing than the paper's gets its own folders
+    run_name = variant.name + cfg.run_suffix  # another teacher forcing or seed gets its own folders
     started = time.perf_counter()
     result = train(train_pairs, valid_pairs, variant.model, cfg, Path(work_dir) / dataset / run_name, log)
     train_seconds = time.perf_counter() - started

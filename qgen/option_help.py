@@ -8,5 +8,6 @@ TEACHER_FORCING_PER = "Toss the teacher-forcing coin per step (default) or once 
 NO_REPEAT = "Never decode a word right after itself ('new york york' cannot come out; nor can 'walla walla')."
 NO_REPEAT_BENCHMARK = (NO_REPEAT + " The results go to <model>_norepeat; with --max-seconds 0 the trained "
                        "checkpoint is only decoded again (else training goes on first).")
-BENCHMARK_SEED = ("Initialisation, batch order and teacher-forcing draws (the validation split stays fixed); "
+BENCHMARK_SEED = ("Initialisation, batch order, dropout masks and teacher-forcing draws (the validation split "
+                  "stays fixed); "
                   "another seed than 1 trains into folders suffixed _seed<N>.")

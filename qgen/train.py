@@ -43,6 +43,8 @@ class TrainConfig:
     def __post_init__(self) -> None:
         if not 0.0 <= self.teacher_forcing <= 1.0:
             raise ValueError(f"teacher_forcing must be in [0, 1], got {self.teacher_forcing}")
+        if self.seed < 0:
+            raise ValueError(f"seed must be 0 or more, got {self.seed}")
         if self.teacher_forcing_per not in ("step", "sequence"):
             raise ValueError(f"teacher_forcing_per must be 'step' or 'sequence', got {self.teacher_forcing_per!r}")
         if self.teacher_forcing in (0.0, 1.0):  # the coin always falls the same way: the grain is moot,

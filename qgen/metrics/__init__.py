@@ -23,7 +23,7 @@ from qgen.metrics.overcopy import (
 )
 from qgen.metrics.report import evaluate_corpus
 from qgen.metrics.rouge import RougeLResult, rouge_l
-from qgen.metrics.significance import PairedBootstrap, paired_bootstrap
+from qgen.metrics.significance import PairedSignificance, paired_significance
 
 __all__ = [
     "BleuResult",
@@ -31,7 +31,7 @@ __all__ = [
     "MeteorError",
     "MeteorResult",
     "MetricUnavailableError",
-    "PairedBootstrap",
+    "PairedSignificance",
     "RougeLResult",
     "attention_entropy",
     "corpus_bleu",
@@ -45,7 +45,7 @@ __all__ = [
     "overcopy_sentence",
     "overcopy_source",
     "overcopy_source_scores",
-    "paired_bootstrap",
+    "paired_significance",
     "repeated_ngrams",
     "rouge_l",
     "sentence_attention_entropy",

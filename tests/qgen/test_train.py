@@ -82,6 +82,8 @@ def test_teacher_forcing_is_validated_and_names_the_run() -> None:
     assert TrainConfig(teacher_forcing=0.5, teacher_forcing_per="sequence").run_suffix == "_tf0.5seq"
     assert TrainConfig(seed=2).run_suffix == "_seed2"  # another seed: its own folders, same split
     assert TrainConfig(teacher_forcing=1.0, seed=3).run_suffix == "_tf1_seed3"
+    with pytest.raises(ValueError, match="seed must be 0 or more, got -1"):
+        TrainConfig(seed=-1)
     assert TrainConfig(teacher_forcing=1.0, teacher_forcing_per="sequence") == TrainConfig(teacher_forcing=1.0)
     with pytest.raises(ValueError, match="teacher_forcing must be in"):
         TrainConfig(teacher_forcing=1.5)
