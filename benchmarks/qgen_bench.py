@@ -6,8 +6,8 @@
 
 A run is resumable: started again with the same options it continues from the last epoch's
 checkpoint (out/benchmarks/<dataset>/<model><suffix>/last.pt, suffix as in TrainConfig.run_suffix),
-on CPU or GPU. Prints each epoch and the
-metrics, and (re)writes the dataset's README table from every metrics.json present.
+on CPU or GPU. Prints each epoch and the metrics, and (re)writes the dataset's README table from
+every metrics.json present.
 
 --parallel trains the models at once, one process each (--threads each), logging to
 <work-dir>/logs/<dataset>-<model>.log: the way to fill a GPU, which one model's step-by-step decoder

@@ -97,6 +97,8 @@ def main() -> None:
                         help="comma-separated system:baseline run names (default: the paper's orderings and seeds)")
     parser.add_argument("--trials", type=int, default=10_000, help="approximate-randomization trials")
     args = parser.parse_args()
+    if args.trials < 1:
+        parser.error(f"--trials must be at least 1, got {args.trials}")
     results = Path(args.results) / args.dataset
     if args.pairs:
         pairs = [tuple(p.split(":")) for p in args.pairs.split(",")]
@@ -110,8 +112,6 @@ def main() -> None:
         parser.error(f"no predictions.txt under {results} for: {', '.join(missing)}")
     if not pairs:
         parser.error(f"no pair of runs to compare under {results}")
-    if args.trials < 1:
-        parser.error(f"--trials must be at least 1, got {args.trials}")
     rows = [compare(results, system, baseline, args.trials) for system, baseline in pairs]
     command = "python benchmarks/significance.py --dataset " + args.dataset + (
         f" --results {args.results}" if Path(args.results).resolve() != REPO / "benchmarks" / "results" else "") + (

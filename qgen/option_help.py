@@ -9,5 +9,4 @@ NO_REPEAT = "Never decode a word right after itself ('new york york' cannot come
 NO_REPEAT_BENCHMARK = (NO_REPEAT + " The results go to <model>_norepeat; with --max-seconds 0 the trained "
                        "checkpoint is only decoded again (else training goes on first).")
 BENCHMARK_SEED = ("Initialisation, batch order, dropout masks and teacher-forcing draws (the validation split "
-                  "stays fixed); "
-                  "another seed than 1 trains into folders suffixed _seed<N>.")
+                  "stays fixed); another seed than 1 trains into folders suffixed _seed<N>.")
