@@ -39,11 +39,16 @@ def save_checkpoint(path: str | Path, model: QuestionGenerator, src_vocab: Vocab
 
 def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> tuple[QuestionGenerator, Vocab, Vocab, dict[str, Any]]:
     """The model (eval mode), the two vocabularies and the whole payload (for resuming)."""
-    payload = torch.load(Path(path), map_location=device, weights_only=True)
+    # Read onto the CPU, whatever the device: the payload's RNG state must stay a CPU ByteTensor for
+    # torch.set_rng_state (mapped to CUDA, a resumed GPU run failed with "RNG state must be a
+    # torch.ByteTensor"); the model is moved below and the optimizer moves its own state to the
+    # parameters' device when it loads it.
+    payload = torch.load(Path(path), map_location="cpu", weights_only=True)
     if payload.get("format") != "qgen-checkpoint-1":
         raise ValueError(f"{path} is not a qgen checkpoint")
-    model = build_model(ModelConfig.from_dict(payload["config"])).to(device)
+    model = build_model(ModelConfig.from_dict(payload["config"]))
     model.load_state_dict(payload["model"])
+    model.to(device)
     model.eval()
     src_vocab, tgt_vocab = Vocab(payload["src_vocab"][4:]), Vocab(payload["tgt_vocab"][4:])
     return model, src_vocab, tgt_vocab, payload

@@ -72,6 +72,7 @@ class EpochStats:
     # The code that ran this epoch (qgen.version.code_version): a run resumed across commits shows
     # each; "" in a history written before this field existed.
     commit: str = ""
+    skipped_steps: int = 0  # updates left out for a non-finite gradient (see run_epoch)
 
 
 @dataclass
@@ -129,7 +130,8 @@ def train(train_pairs: Sequence[Pair], valid_pairs: Sequence[Pair], model_cfg: M
         stats = run_epoch(model, optimizer, train_pairs, valid_pairs, src_vocab, tgt_vocab, cfg, epoch, device)
         history.append(stats)
         log(f"epoch {epoch}: train {stats.train_loss:.3f}  valid {stats.valid_loss:.3f}  "
-            f"{stats.seconds:.0f} s  {stats.target_tokens_per_s:.0f} target tok/s")
+            f"{stats.seconds:.0f} s  {stats.target_tokens_per_s:.0f} target tok/s"
+            + (f"  ({stats.skipped_steps} steps skipped: non-finite gradient)" if stats.skipped_steps else ""))
         extra = {"epoch": epoch, "train_config": asdict(cfg), "history": [asdict(h) for h in history],
                  "torch_rng": torch.get_rng_state(), "pretrained_vectors": vectors}
         if best is None or stats.valid_loss < best.valid_loss:
@@ -167,20 +169,30 @@ def run_epoch(model: QuestionGenerator, optimizer: torch.optim.Optimizer, train_
     autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=cfg.bf16 and device.type == "cuda")
     model.train()
     started = time.perf_counter()
-    total, tokens = 0.0, 0
+    total, tokens, steps, skipped = 0.0, 0, 0, 0
     for pairs in bucketed_batches(train_pairs, cfg.batch_size, rng):
+        steps += 1
         batch = _batch(pairs, src_vocab, tgt_vocab, model.cfg.copy, cfg).to(device)
         with autocast:
             loss, count = model(batch, teacher_forcing=cfg.teacher_forcing, generator=forcing,
                                 per_sequence=cfg.teacher_forcing_per == "sequence")
         optimizer.zero_grad(set_to_none=True)
         (loss / count).backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm)
+        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm)
+        # One non-finite gradient, clipped (inf * 0 = nan) and taken by Adam, turns every weight into
+        # NaN for good: a bf16 run on the GPU (WebQSP Copy + Coverage, seed 3) trained with NaN loss from
+        # epoch 65 on. Skip such an update, as AMP's GradScaler does, and stop if it becomes the rule.
+        if not torch.isfinite(norm):
+            skipped += 1
+            continue
         optimizer.step()
         total, tokens = total + float(loss.detach()), tokens + count
+    if skipped * 2 > steps:
+        raise FloatingPointError(f"epoch {epoch}: {skipped} of {steps} steps had a non-finite gradient; "
+                                 "training diverged (resume from last.pt with another seed or learning rate)")
     seconds = time.perf_counter() - started
     return EpochStats(epoch, total / max(tokens, 1), evaluate_loss(model, valid_pairs, src_vocab, tgt_vocab, cfg, device),
-                      seconds, tokens / seconds, code_version())
+                      seconds, tokens / seconds, code_version(), skipped)
 
 
 @torch.no_grad()

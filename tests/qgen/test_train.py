@@ -108,3 +108,40 @@ def test_checkpoint_from_before_a_new_setting_resumes(tmp_path: Path) -> None:
         train(PAIRS, PAIRS[:4], FAMILIES["copynet"], TrainConfig(epochs=3, batch_size=20, learning_rate=1e-2,
                                                                  teacher_forcing_per="sequence"),
               tmp_path, log=lambda _: None)
+
+
+def test_checkpoint_loads_onto_another_device_and_resumes(tmp_path: Path) -> None:
+    """The payload stays on the CPU whatever the model's device: a GPU resume once failed because its
+    RNG state was mapped to CUDA. The meta device stands in for a GPU here (CI has none)."""
+    train(PAIRS, PAIRS[:4], FAMILIES["copynet"], TrainConfig(epochs=1, batch_size=20), tmp_path, log=lambda _: None)
+    model, _, _, payload = load_checkpoint(tmp_path / "last.pt", "meta")
+    assert all(p.device.type == "meta" for p in model.parameters())
+    assert payload["torch_rng"].device.type == "cpu"
+    torch.set_rng_state(payload["torch_rng"])  # what a resume does first
+
+
+def test_non_finite_gradient_skips_the_update(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    torch.manual_seed(0)
+    calls = {"n": 0}
+    original = torch.nn.utils.clip_grad_norm_
+
+    def poisoned_first_step(params, max_norm):  # the first step's gradient turns NaN, as on the GPU once
+        params = list(params)
+        calls["n"] += 1
+        if calls["n"] == 1:
+            params[0].grad.fill_(float("nan"))
+        return original(params, max_norm)
+
+    monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", poisoned_first_step)
+    result = train(PAIRS, PAIRS[:4], FAMILIES["copynet"], TrainConfig(epochs=1, batch_size=5, learning_rate=1e-2),
+                   tmp_path, log=lambda _: None)
+    assert calls["n"] == 4 and result.history[0].skipped_steps == 1
+    model = load_checkpoint(tmp_path / "last.pt")[0]
+    assert all(torch.isfinite(p).all() for p in model.parameters())
+    assert torch.isfinite(torch.tensor(result.history[0].train_loss))
+
+
+def test_diverged_training_stops_with_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", lambda params, max_norm: torch.tensor(float("inf")))
+    with pytest.raises(FloatingPointError, match="non-finite gradient"):
+        train(PAIRS, PAIRS[:4], FAMILIES["copynet"], TrainConfig(epochs=1, batch_size=5), tmp_path, log=lambda _: None)
