@@ -14,6 +14,7 @@ import re
 from typing import NamedTuple
 
 from parsers.errors import UnknownPrefixError, UnsupportedQueryError
+from parsers.sparql.escapes import expand_codepoint_escapes
 from parsers.sparql.lexer import Token, lex, prefix_declarations
 from parsers.sparql.prefixes import WELL_KNOWN_PREFIXES
 
@@ -154,7 +155,14 @@ class Normalized(NamedTuple):
 
 
 def normalize_tokens(lf: str, all_tokens: list[Token] | None = None) -> Normalized:
-    """Normalise ``lf`` (its lexer tokens may be passed in to avoid lexing twice)."""
+    """Normalise ``lf`` (its lexer tokens may be passed in to avoid lexing twice).
+
+    Codepoint escapes are expanded first (``parsers.sparql.escapes``): every rewrite and check reads
+    the query rdflib will parse. Tokens passed in must be those of the expanded text.
+    """
+    expanded = expand_codepoint_escapes(lf)
+    if expanded != lf:
+        lf, all_tokens = expanded, None
     tokens = strip_comments(all_tokens if all_tokens is not None else lex(lf))
     check_query_form(tokens, lf)
     rewritten = rewrite_boolean_words(tokens)

@@ -14,6 +14,7 @@ from typing import Mapping
 
 from parsers.guards import check_text
 from parsers.result import Entity, ParsedLF
+from parsers.sparql.escapes import expand_codepoint_escapes
 from parsers.sparql.entities import EntityNamer, LabelSource, comment_names, entity_id, expand
 from parsers.sparql.lexer import Token, declaration_spans, lex, split_pname, string_content
 from parsers.sparql.normalize import normalize_tokens
@@ -33,7 +34,7 @@ def tokenize_sparql(
 
     Raises a ``parsers.errors.LogicalFormError`` subclass for input that is not a usable query.
     """
-    lf = check_text(lf)
+    lf = expand_codepoint_escapes(check_text(lf))  # the query rdflib reads (parsers.sparql.escapes)
     all_tokens = lex(lf)
     norm = normalize_tokens(lf, all_tokens)
     if validate:

@@ -11,12 +11,21 @@ prefix declarations.
 from __future__ import annotations
 
 import logging
+import sys
+from contextlib import contextmanager
 from functools import lru_cache
+from typing import Iterator
 
-from parsers.errors import SparqlSyntaxError
+from parsers.errors import SparqlSyntaxError, UnsupportedQueryError
 from parsers.sparql.lexer import Token, lex, split_pname
 
 SHAPE_CACHE_SIZE = 65_536
+# rdflib's recursive-descent parser needs ~40 Python frames a bracket level: past ~24 nested
+# brackets it hits Python's default recursion limit (1,000). It parses under a raised limit
+# (PARSE_RECURSION_LIMIT; 128 levels parsed in a thread, measured with rdflib 7 on Python 3.11), and
+# queries deeper than MAX_NESTING get a clear error up front instead of a RecursionError.
+MAX_NESTING = 64
+PARSE_RECURSION_LIMIT = 20_000
 
 
 def shape_key(tokens: list[Token]) -> str:
@@ -42,19 +51,57 @@ def shape_key(tokens: list[Token]) -> str:
     return "".join(parts)
 
 
+# Algebra nodes of queries qgen refuses whatever their spelling: a federated query makes the engine
+# send requests to a URL of the query's choosing (server-side request forgery).
+REFUSED_ALGEBRA = {"ServiceGraphPattern": "SERVICE (federated query) is refused"}
+_SERVICE_REFUSED = "refused: "
+
+
+def refused_algebra(node: object) -> str | None:
+    """The reason to refuse a parsed query (rdflib's algebra or parse tree), else None.
+
+    Walks every node, expressions included (``FILTER EXISTS { SERVICE ... }``), so the verdict
+    does not depend on how the text spelled the keyword.
+    """
+    stack = [node]
+    seen: set[int] = set()
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        name = getattr(item, "name", None)
+        if isinstance(name, str) and name in REFUSED_ALGEBRA:
+            return REFUSED_ALGEBRA[name]
+        if isinstance(item, dict):  # rdflib's CompValue is an OrderedDict
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif hasattr(item, "algebra"):  # rdflib's Query
+            stack.append(item.algebra)
+    return None
+
+
 @lru_cache(maxsize=SHAPE_CACHE_SIZE)
 def _rdflib_verdict(query: str) -> tuple[str, int] | None:
-    """None when rdflib parses and translates ``query``, else (message, position)."""
+    """None when rdflib parses and translates ``query`` into an algebra qgen accepts, else
+    (message, position); a refused algebra's message starts with ``_SERVICE_REFUSED``."""
     from pyparsing import ParseBaseException
     from rdflib.plugins.sparql import algebra, parser
 
     logging.getLogger("rdflib").setLevel(logging.ERROR)
     try:
-        algebra.translateQuery(parser.parseQuery(query))
+        with deep_recursion():
+            translated = algebra.translateQuery(parser.parseQuery(query))
     except ParseBaseException as exc:
         return f"rdflib: {exc.msg}", int(exc.loc)
+    except RecursionError:
+        return f"the query is nested too deeply for the parser (limit {MAX_NESTING} levels of brackets)", -1
     except Exception as exc:  # rdflib's algebra raises bare Exceptions for semantic errors
         return f"rdflib: {type(exc).__name__}: {exc}", -1
+    refused = refused_algebra(translated)
+    if refused is not None:
+        return _SERVICE_REFUSED + refused, -1
     return None
 
 
@@ -67,11 +114,41 @@ def validate_sparql(normalized: str, tokens: list[Token] | None = None) -> None:
     refer to the normalised query (which begins with any PREFIX lines we added).
     """
     tokens = tokens if tokens is not None else lex(normalized)
+    depth, where = nesting_depth(tokens)
+    if depth > MAX_NESTING:
+        raise SparqlSyntaxError(f"the query is nested too deeply: {depth} levels of brackets, the limit is "
+                                f"{MAX_NESTING}", normalized, where)
     key = shape_key(tokens)
     verdict = _check_shape(key, normalized)
     if verdict is not None:
         message, position = verdict
+        if message.startswith(_SERVICE_REFUSED):
+            raise UnsupportedQueryError(message[len(_SERVICE_REFUSED):], normalized)
         raise SparqlSyntaxError(f"{message} (in the normalised query)", normalized, position if position >= 0 else None)
+
+
+@contextmanager
+def deep_recursion() -> Iterator[None]:
+    """Raise Python's recursion limit to ``PARSE_RECURSION_LIMIT`` while rdflib parses."""
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(before, PARSE_RECURSION_LIMIT))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(before)
+
+
+def nesting_depth(tokens: list[Token]) -> tuple[int, int]:
+    """The deepest nesting of ( { [ in ``tokens`` and the position where it is reached."""
+    depth = deepest = where = 0
+    for tok in tokens:
+        if tok.kind == "punct" and tok.text in "({[":
+            depth += 1
+            if depth > deepest:
+                deepest, where = depth, tok.start
+        elif tok.kind == "punct" and tok.text in ")}]":
+            depth -= 1
+    return deepest, where
 
 
 _shape_verdicts: dict[str, tuple[str, int] | None] = {}

@@ -23,9 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from parsers.errors import LogicalFormError, SparqlSyntaxError
+from parsers.errors import LogicalFormError, SparqlSyntaxError, UnsupportedQueryError
 from parsers.guards import check_text
 from parsers.sparql.normalize import normalize_tokens
+from parsers.sparql.validate import deep_recursion, refused_algebra
 from parsers.sql.validate import parse_sql
 
 
@@ -67,9 +68,9 @@ def run_sparql(graph_or_store: Any, query: str, timeout_s: float = 5.0) -> Sparq
     graph = Graph(store=graph_or_store) if isinstance(graph_or_store, SPARQLStore) else graph_or_store
     if not isinstance(graph, Graph):
         raise TypeError(f"run_sparql needs an rdflib Graph or SPARQLStore, got {type(graph_or_store).__name__}")
+    prepared = prepare_query(text)  # refuses a SERVICE in the algebra, local or remote
     if isinstance(graph.store, SPARQLStore):
         return _run_remote(graph, text, timeout_s)
-    prepared = prepare_query(text)
     try:
         with _Watchdog(timeout_s):
             return _materialise(graph.query(prepared, use_store_provided=False))
@@ -172,11 +173,16 @@ def prepare_query(text: str) -> Any:
     from rdflib.plugins.sparql import algebra, parser
 
     try:
-        return algebra.translateQuery(parser.parseQuery(text))
+        with deep_recursion():
+            prepared = algebra.translateQuery(parser.parseQuery(text))
     except ParseBaseException as exc:
         raise SparqlSyntaxError(f"rdflib: {exc.msg}", text, int(exc.loc)) from None
     except Exception as exc:  # the algebra raises bare Exceptions for semantic errors
         raise SparqlSyntaxError(f"rdflib: {type(exc).__name__}: {exc}", text) from None
+    refused = refused_algebra(prepared)  # SERVICE however it was spelled, in any subquery
+    if refused is not None:
+        raise UnsupportedQueryError(refused, text)
+    return prepared
 
 
 def _materialise(result: Any) -> SparqlRows:
