@@ -60,7 +60,7 @@ def tokenize(
     """Print the tokens of LF, space-separated; or tokenize JSON Lines from stdin.
 
     Stdin lines: {"id": ..., "lf": ..., "names": {id: name}}. Output lines: {"id": ..., "tokens": [...]}
-    or {"id": ..., "error": "..."}; a bad line never stops the stream.
+    or {"id": ..., "error": "line N: ..."}, one per non-blank input line; a bad line never stops the stream.
     """
     from parsers import LF_TYPES, LogicalFormError, tokenize_lf
     from parsers.stream import tokenize_json_lines
@@ -75,7 +75,7 @@ def tokenize(
             fail(str(err))
         typer.echo(" ".join(parsed.tokens))
         return
-    for result in tokenize_json_lines(sys.stdin, lf_type, names, validate=not no_validate, dialect=dialect):
+    for result in tokenize_json_lines(sys.stdin.buffer, lf_type, names, validate=not no_validate, dialect=dialect):
         typer.echo(json.dumps(result, ensure_ascii=False))
 
 
@@ -181,10 +181,9 @@ def generate(
     """One-off generation: print the question(s) for logical forms, with their scores."""
     import json
 
-    from qgen.generate import generate_questions
+    from qgen.generate import generate_questions, read_logical_form_lines
 
-    lines = [lf] if lf is not None else (file.read_text(encoding="utf-8") if file else sys.stdin.read()).splitlines()
-    lines = [line for line in lines if line.strip()]
+    lines = [lf] if lf is not None else read_logical_form_lines(file)
     if not lines:
         fail("no logical form given (an argument, --file or stdin)", 2)
     for result in generate_questions(lines, checkpoint, lf_type, _parse_names(name), beam, num_return,

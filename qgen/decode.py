@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import torch
 
 from qgen.model.batch import Batch
-from qgen.model.vocab import BOS_ID, EOS_ID
+from qgen.model.vocab import BOS_ID, EOS_ID, PAD_ID
 
 
 @dataclass
@@ -147,3 +147,22 @@ def beam_search(model: torch.nn.Module, batch: Batch, beam: int = 4, max_len: in
         pool.sort(key=lambda h: h.score, reverse=True)
         results.append(pool[:num_return])
     return results
+
+
+@torch.inference_mode()
+def forced_scores(model: torch.nn.Module, batch: Batch, alpha: float = 1.0) -> list[float]:
+    """Per example, the length-normalised log-probability of its gold target (``batch.tgt``, EOS
+    included) under teacher forcing: one batched pass, the score a beam search would give it."""
+    assert batch.tgt is not None, "forced scoring needs targets"
+    tgt = batch.tgt  # (batch, tgt_len)
+    state = model.start(batch)
+    prev = torch.full((tgt.size(0),), BOS_ID, dtype=torch.long, device=tgt.device)
+    total = torch.zeros(tgt.size(0), device=tgt.device)  # (batch,)
+    for t in range(tgt.size(1)):
+        log_probs, state, _ = model.step(prev, state)  # (batch, extended)
+        gold = tgt[:, t]  # (batch,)
+        picked = log_probs.float().gather(1, gold.clamp_max(log_probs.size(1) - 1).unsqueeze(1)).squeeze(1)
+        total = total + picked.masked_fill(gold == PAD_ID, 0.0)
+        prev = gold.masked_fill(gold == PAD_ID, EOS_ID)
+    lengths = (tgt != PAD_ID).sum(dim=1)  # (batch,) target tokens incl. EOS
+    return [normalise(float(s), int(n), alpha) for s, n in zip(total.tolist(), lengths.tolist())]

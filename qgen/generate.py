@@ -1,22 +1,34 @@
 """One-off generation (``qgen generate``): logical forms in, questions with scores out."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Iterator, Mapping, Sequence
 
 import torch
 
+from parsers.jsonl import TextLine, read_text_lines
 from qgen.checkpoint import load_checkpoint
 from qgen.decode import beam_search
 from qgen.model import make_batch
 
 
-def generate_questions(lfs: Sequence[str], checkpoint: str | Path, lf_type: str = "sparql",
+def read_logical_form_lines(path: str | Path | None = None) -> list[TextLine]:
+    """The non-blank lines of ``path`` (stdin without one), one logical form each: split at ``\\n``
+    only (a U+2028 or ``\\r`` stays inside its line); a line too long or not UTF-8 carries its error."""
+    if path is None:
+        return list(read_text_lines(sys.stdin.buffer))
+    with open(path, "rb") as handle:
+        return list(read_text_lines(handle))
+
+
+def generate_questions(lfs: Sequence[str | TextLine], checkpoint: str | Path, lf_type: str = "sparql",
                        names: Mapping[str, str] | None = None, beam: int = 4, num_return: int = 1,
                        batch_size: int = 32, no_repeat: bool = False) -> Iterator[dict]:
     """Per logical form, in order: ``{"lf", "questions": [(question, score), ...]}`` best first
-    (score: length-normalised log-probability), or ``{"lf", "error"}`` for one that cannot be read.
-    ``no_repeat``: no word right after itself."""
+    (score: length-normalised log-probability), or ``{"lf", "error"}`` for one that cannot be read
+    (from a ``TextLine``: its error, or the parser's after ``line N:``). ``no_repeat``: no word right
+    after itself."""
     from parsers import LogicalFormError, tokenize_lf
 
     if num_return > beam:
@@ -24,11 +36,15 @@ def generate_questions(lfs: Sequence[str], checkpoint: str | Path, lf_type: str 
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     model, src_vocab, tgt_vocab, _ = load_checkpoint(checkpoint, device)
     parsed: list[list[str] | str] = []
-    for lf in lfs:
+    for item in lfs:
+        where = f"line {item.number}: " if isinstance(item, TextLine) else ""
+        if isinstance(item, TextLine) and item.error is not None:
+            parsed.append(str(item.error))
+            continue
         try:
-            parsed.append(tokenize_lf(lf, lf_type, names=names).tokens)
+            parsed.append(tokenize_lf(_text(item), lf_type, names=names).tokens)
         except LogicalFormError as err:
-            parsed.append(str(err))
+            parsed.append(f"{where}{err}")
     good = [i for i, p in enumerate(parsed) if isinstance(p, list)]
     answers: dict[int, list[tuple[str, float]]] = {}
     for start in range(0, len(good), batch_size):
@@ -37,5 +53,10 @@ def generate_questions(lfs: Sequence[str], checkpoint: str | Path, lf_type: str 
         for i, hyps, oovs in zip(chunk, beam_search(model, batch, beam=beam, num_return=num_return,
                                                              no_repeat=no_repeat), batch.oovs):
             answers[i] = [(" ".join(tgt_vocab.decode(h.ids, oovs)), round(h.score, 4)) for h in hyps]
-    for i, lf in enumerate(lfs):
+    for i, item in enumerate(lfs):
+        lf = _text(item)
         yield {"lf": lf, "questions": answers[i]} if i in answers else {"lf": lf, "error": parsed[i]}
+
+
+def _text(item: str | TextLine) -> str:
+    return item.text if isinstance(item, TextLine) else item

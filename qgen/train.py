@@ -98,7 +98,10 @@ def build_vocabularies(pairs: Sequence[Pair]) -> tuple[Vocab, Vocab]:
 
 
 def train(train_pairs: Sequence[Pair], valid_pairs: Sequence[Pair], model_cfg: ModelConfig, cfg: TrainConfig,
-          out_dir: str | Path, log: Callable[[str], None] = print) -> TrainResult:
+          out_dir: str | Path, log: Callable[[str], None] = print,
+          metadata: dict | None = None) -> TrainResult:
+    """Train (or resume) into ``out_dir``; ``metadata`` (JSON-able: the task, the logical-form types,
+    the preprocessing settings) is stored in every checkpoint, so a loader can tell what it holds."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     code_version()  # read now (it is cached): the code loaded at the start is the code that trains
@@ -133,7 +136,7 @@ def train(train_pairs: Sequence[Pair], valid_pairs: Sequence[Pair], model_cfg: M
             f"{stats.seconds:.0f} s  {stats.target_tokens_per_s:.0f} target tok/s"
             + (f"  ({stats.skipped_steps} steps skipped: non-finite gradient)" if stats.skipped_steps else ""))
         extra = {"epoch": epoch, "train_config": asdict(cfg), "history": [asdict(h) for h in history],
-                 "torch_rng": torch.get_rng_state(), "pretrained_vectors": vectors}
+                 "torch_rng": torch.get_rng_state(), "pretrained_vectors": vectors, **(metadata or {})}
         if best is None or stats.valid_loss < best.valid_loss:
             best = stats
             save_checkpoint(out / "best.pt", model, src_vocab, tgt_vocab, extra)

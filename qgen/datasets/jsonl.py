@@ -1,51 +1,62 @@
 """Logical forms a user already has, as JSON Lines: ``{"id", "lf", "lf_type", "names"?, "question"?}``.
 
 ``lf_type`` defaults to the loader's argument; ``split`` defaults to ``train`` when a question is
-given and ``unlabelled`` otherwise. A line that is not a JSON object with an ``lf`` becomes a
-record with ``load_error`` set, so that it ends up in the rejects table.
+given and ``unlabelled`` otherwise; a missing, null or empty ``id`` becomes ``line-N``. The file is
+read as bytes by ``parsers.jsonl`` (lines split at ``\\n`` only; size, UTF-8, nesting, field types
+and lone surrogates checked), so a line that is not a usable record becomes one record with
+``load_error`` set naming its line number and the problem, and ends up in the rejects table.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
+from parsers import LF_TYPES
+from parsers.jsonl import JsonLine, parse_json_line, read_json_lines
 from qgen.datasets.paths import rejected
 from qgen.datasets.records import RawExample
 
 
 def load_jsonl(path: str | Path, lf_type: str | None = None, source: str | None = None) -> Iterator[RawExample]:
+    """One RawExample per non-blank line of the file at ``path``."""
     path = Path(path)
     source = source or path.stem
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        for index, line in enumerate(handle):
-            if not line.strip():
-                continue
-            yield parse_line(line.rstrip("\n"), f"{source}-{index}", lf_type, source)
+    with open(path, "rb") as handle:
+        for line in read_json_lines(handle):
+            yield to_example(line, lf_type, source)
 
 
-def parse_line(line: str, fallback_id: str, lf_type: str | None, source: str) -> RawExample:
-    """One JSON line -> RawExample (with ``load_error`` when the line is unusable)."""
-    def reject(why: str, ident: str = fallback_id) -> RawExample:
-        return rejected(ident, "unlabelled", line, why, lf_type=lf_type or "", source=source)
+def parse_line(line: str, fallback_id: str, lf_type: str | None, source: str, number: int = 0,
+               unit: str = "row") -> RawExample:
+    """One JSON text -> RawExample (with ``load_error`` when it is unusable), for a row of another
+    file (Parquet) given as JSON text: ``number`` and ``unit`` say where it is in errors, ``fallback_id``
+    is the id of a record without one."""
+    parsed = parse_json_line(line, number, unit)
+    ident = fallback_id if parsed.given_id in (None, "") else parsed.id
+    return to_example(parsed, lf_type, source, ident, unit)
 
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError as err:
-        return reject(f"JSONDecodeError: line is not JSON ({err.msg} at column {err.colno})")
-    if not isinstance(record, dict):
-        return reject(f"expected a JSON object, got {type(record).__name__}")
-    ident = str(record.get("id", fallback_id))
-    lf, kind = record.get("lf"), record.get("lf_type", lf_type)
-    names = record.get("names") or {}
-    if not isinstance(lf, str):
-        return reject("the record has no 'lf' string", ident)
-    if kind not in ("sparql", "sql", "mr", "da"):
-        return reject(f"unknown or missing lf_type {kind!r} (sparql, sql, mr or da)", ident)
-    if not isinstance(names, dict) or not all(isinstance(v, str) for v in names.values()):
-        return reject("'names' must map entity ids to name strings", ident)
+
+def to_example(line: JsonLine, lf_type: str | None, source: str, ident: str | None = None,
+               unit: str = "line") -> RawExample:
+    """A read line as a RawExample (id: ``ident`` or the line's), or a reject that names the line
+    and the problem."""
+    ident = ident or line.id
+    if line.record is None:
+        return _reject(ident, line.text, str(line.error), lf_type, source)
+    return _example(line.record, ident, line.text, lf_type, source, f"{unit} {line.number}")
+
+
+def _example(record: dict[str, Any], ident: str, raw: str, lf_type: str | None, source: str,
+             where: str) -> RawExample:
+    kind = record.get("lf_type") or lf_type
+    if kind not in LF_TYPES:
+        return _reject(ident, raw, f"{where}: unknown or missing lf_type {kind!r} (sparql, sql, mr or da)",
+                       lf_type, source)
     question = record.get("question")
     split = record.get("split") or ("train" if question else "unlabelled")
-    answers = [str(a) for a in record.get("answers") or []]
-    return RawExample(ident, str(split), kind, lf, question, source, line,
-                      names={str(k): v for k, v in names.items()}, answers=answers)
+    return RawExample(ident, split, kind, record["lf"], question, source, raw,
+                      names=dict(record.get("names") or {}), answers=[str(a) for a in record.get("answers") or []])
+
+
+def _reject(ident: str, raw: str, why: str, lf_type: str | None, source: str) -> RawExample:
+    return rejected(ident, "unlabelled", raw, why, lf_type=lf_type or "", source=source)

@@ -93,6 +93,13 @@ def table_disjoint_split(
     return train, valid
 
 
+def wikisql_headers(data_dir: str | Path | None = None) -> dict[str, list[str]]:
+    """SQLite table name -> header, from the shared copy's header map (``tables_columns.json``)."""
+    from qgen.datasets.registry import dataset_folder
+
+    return _read_header_map(Path(dataset_folder("wikisql", data_dir)) / HEADER_MAP)
+
+
 def _read_header_map(path: Path) -> dict[str, list[str]]:
     with open_text(path) as handle:
         data = json.load(handle)

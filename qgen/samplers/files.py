@@ -51,7 +51,7 @@ def load_parquet(path: str | Path, lf_type: str | None = None, source: str | Non
     with pq.ParquetFile(path) as handle:
         for batch in handle.iter_batches(batch_size=batch_rows):
             for row in batch.to_pylist():
-                yield parse_line(_row_json(row), f"{source}-{index}", lf_type, source)
+                yield parse_line(_row_json(row), f"{source}-{index}", lf_type, source, index)
                 index += 1
 
 

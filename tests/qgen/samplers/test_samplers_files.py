@@ -23,7 +23,7 @@ def test_jsonl_good_and_bad_lines(tmp_path: Path) -> None:
     ]
     path.write_text("\n".join(lines) + "\n\n", encoding="utf-8")
     records = list(read_logical_forms(path, lf_type="sql"))
-    assert [r.id for r in records] == ["a", "forms-1", "c", "d"]
+    assert [r.id for r in records] == ["a", "line-2", "c", "d"]  # no id: the line number
     assert records[0].names == {"m.0kp1": "Ada Varro"} and records[0].load_error is None
     assert records[1].load_error and records[2].load_error and records[1].raw == "{not json"
     assert records[3].lf_type == "sql" and records[3].load_error is None

@@ -1,0 +1,293 @@
+"""Downstream benchmark: does a qgen corpus make a semantic parser better? (WikiSQL, low-resource)
+
+The setting of Guo et al. 2018: a tenth of the labelled data. Splits (WikiSQL's protocol here, its
+train split being absent): the training split is the official test split minus a table-disjoint 10%
+held out for validation (``qgen.benchmark.wikisql_valid_ids``), reported on the official dev split.
+
+1. ``low``: a seeded ``low_fraction`` of the training split's questions, the only labelled data.
+2. A question generator and a parser are trained on ``low`` alone.
+3. Logical forms are drawn from the training split's tables (``qgen.samplers.wikisql_pool``: the
+   data has headers but no cell values, so condition values are those that the training split's
+   queries use on that table), and the generator writes their questions.
+4. Each candidate pair is judged by the over-copy filter, by the round-trip filter (the parser of
+   step 2, both rules: ``score`` and ``exact``) and by the faithfulness audit.
+5. A parser is trained per row on ``low`` plus a synthetic set and evaluated on dev (logical-form
+   exact match as WikiSQL defines it: sel, agg and the set of conditions):
+   ``low``, ``low_synthetic_unfiltered``, ``_overcopy``, ``_round_trip`` (score rule),
+   ``_round_trip_exact``, ``_both`` (over-copy and round trip), and ``full`` (the whole training
+   split, the ceiling); plus ``curve_<n>`` rows, the best filter at smaller synthetic sizes.
+
+Every step keeps its output under ``work_dir`` and is skipped when it is there, so an interrupted
+run resumes; rows can be run apart (``rows``) and the report collects whatever rows have finished.
+"""
+from __future__ import annotations
+
+import json
+import random
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Callable, Sequence
+
+from qgen.data import Pair
+from qgen.model import VARIANTS, ModelConfig
+from qgen.parse import Parser, evaluate_parser, task_metadata
+from qgen.train import TrainConfig, train
+from qgen.version import code_version
+
+FILTER_ROWS = ("low_synthetic_unfiltered", "low_synthetic_overcopy", "low_synthetic_round_trip",
+               "low_synthetic_round_trip_exact", "low_synthetic_both")
+ROWS = ("low", *FILTER_ROWS, "full")
+SPLIT = ("train: official WikiSQL test minus a table-disjoint 10% for validation; low: a seeded share of the "
+         "train questions; synthetic logical forms drawn from the train tables with condition values from the "
+         "train queries (no cell values in the data); test: official dev")
+
+
+@dataclass(frozen=True)
+class DownstreamConfig:
+    low_fraction: float = 0.1
+    synthetic: int = 4000  # candidate logical forms drawn (the largest synthetic size)
+    curve: tuple[int, ...] = (1000, 2000)  # smaller synthetic sizes for the best filter
+    seed: int = 1
+    hidden: int = 256
+    embedding: int = 128
+    layers: int = 1
+    dropout: float = 0.2
+    learning_rate: float = 2e-3
+    batch_size: int = 32
+    generator_epochs: int = 25
+    parser_epochs: int = 20
+    max_seconds: float | None = 1500.0  # per training run (resumable)
+    generator_beam: int = 4
+    eval_beam: int = 1
+
+    def model(self, name: str) -> ModelConfig:
+        return replace(VARIANTS[name].model, hidden_size=self.hidden, embedding_dim=self.embedding,
+                       num_layers=self.layers, dropout=self.dropout)
+
+    def train_config(self, epochs: int, max_tgt_len: int) -> TrainConfig:
+        return TrainConfig(epochs=epochs, batch_size=self.batch_size, learning_rate=self.learning_rate,
+                           teacher_forcing=1.0, seed=self.seed, max_seconds=self.max_seconds,
+                           max_tgt_len=max_tgt_len)
+
+
+@dataclass
+class Splits:
+    low: list  # RawExample-derived Pairs (LF -> question)
+    train: list
+    valid: list
+    dev: list
+    train_raw: list = field(default_factory=list)  # WikiSQL RawExamples of the training split
+
+
+def load_splits(prep_dir: Path, cfg: DownstreamConfig, data_dir: Path | None) -> Splits:
+    from qgen.benchmark import dataset_pairs
+    from qgen.datasets.registry import load_dataset
+
+    train_pairs, valid_pairs, dev_pairs = dataset_pairs("wikisql", prep_dir, True, data_dir)
+    order = sorted(train_pairs, key=lambda p: p.id)
+    random.Random(cfg.seed).shuffle(order)
+    low = sorted(order[: round(cfg.low_fraction * len(order))], key=lambda p: p.id)
+    train_ids = {p.id for p in train_pairs}
+    raw = [r for r in load_dataset("wikisql", data_dir, "test") if r.id in train_ids]
+    return Splits(low, train_pairs, valid_pairs, dev_pairs, raw)
+
+
+def swapped(pairs: Sequence[Pair]) -> list[Pair]:
+    """LF -> question pairs as question -> LF (the parser's direction)."""
+    return [Pair(p.id, p.tgt, p.src, p.group) for p in pairs]
+
+
+def run_downstream(prep_dir: str | Path, work_dir: str | Path, results_dir: str | Path,
+                   cfg: DownstreamConfig = DownstreamConfig(), data_dir: Path | None = None,
+                   rows: Sequence[str] | None = None, log: Callable[[str], None] = print) -> dict:
+    """Run the benchmark's steps (see the module docstring); returns the collected metrics."""
+    from qgen.benchmark import wikisql_valid_ids
+
+    prep, work = Path(prep_dir), Path(work_dir)
+    work.mkdir(parents=True, exist_ok=True)
+    wikisql_valid_ids(prep, data_dir)
+    splits = load_splits(prep, cfg, data_dir)
+    log(f"low {len(splits.low)} / train {len(splits.train)} / valid {len(splits.valid)} / dev {len(splits.dev)}")
+    wanted = list(rows) if rows else [*ROWS, *(f"curve_{n}" for n in cfg.curve)]
+    timings = _read_json(work / "timings.json", {})
+    needs_synthetic = any(r != "low" and r != "full" for r in wanted)
+    if needs_synthetic:
+        generator = _train_once(work / "generator", "generator", splits.low, splits.valid, cfg, "generate", timings, log)
+        parser = _train_once(work / "parser_low", "parser_low", swapped(splits.low), swapped(splits.valid), cfg,
+                             "parse", timings, log, calibrate_on=swapped(splits.valid))
+        _synthesize(work, splits, generator, parser, cfg, timings, log, data_dir)
+    for row in wanted:
+        if (work / "rows" / row / "result.json").exists():
+            continue
+        train_set = _row_training_set(row, splits, work, cfg)
+        started = time.perf_counter()
+        checkpoint = _train_once(work / "rows" / row, row, train_set, swapped(splits.valid), cfg, "parse", timings, log)
+        evaluation = evaluate_parser(Parser.load(checkpoint), swapped(splits.dev), "sql", beam=cfg.eval_beam)
+        result = {"row": row, "train_pairs": len(train_set), "dev_lf_em": evaluation["lf_exact_match"],
+                  "dev_examples": evaluation["examples"], "seconds": round(time.perf_counter() - started, 1)}
+        _write_json(work / "rows" / row / "result.json", result)
+        (work / "rows" / row / "predictions.txt").write_text("\n".join(evaluation["predictions"]) + "\n")
+        log(f"{row}: dev LF exact match {result['dev_lf_em']:.4f} ({len(train_set)} training pairs)")
+    _write_json(work / "timings.json", timings)
+    return write_report(work, results_dir, cfg, splits, timings)
+
+
+def _train_once(out: Path, name: str, train_pairs: Sequence[Pair], valid_pairs: Sequence[Pair], cfg: DownstreamConfig,
+                task: str, timings: dict, log: Callable[[str], None],
+                calibrate_on: Sequence[Pair] | None = None) -> Path:
+    from qgen.parse import PARSE_MAX_TGT_LEN, calibrate
+
+    best = out / "best.pt"
+    if (out / "done.json").exists():
+        return best
+    started = time.perf_counter()
+    epochs = cfg.generator_epochs if task == "generate" else cfg.parser_epochs
+    # The generator: Copy + Scratchpad with the extended vocabulary (it must copy unseen values); the
+    # parser: Copynet with the extended vocabulary (values and column names come from the question).
+    model_cfg = cfg.model("scratchpad_extended") if task == "generate" else replace(cfg.model("copynet"), copy="extended")
+    result = train(train_pairs, valid_pairs, model_cfg,
+                   cfg.train_config(epochs, 40 if task == "generate" else PARSE_MAX_TGT_LEN), out,
+                   lambda line: log(f"[{name}] {line}"), task_metadata(task, ["sql"], True))
+    if calibrate_on is not None:
+        calibrate(best, calibrate_on)
+    timings[name] = round(time.perf_counter() - started, 1)
+    _write_json(out / "done.json", {"epochs_run": result.epochs_run, "best_epoch": result.best_epoch,
+                                    "device": result.device, "seconds": timings[name]})
+    return best
+
+
+def _synthesize(work: Path, splits: Splits, generator: Path, parser: Path, cfg: DownstreamConfig, timings: dict,
+                log: Callable[[str], None], data_dir: Path | None = None) -> list[dict]:
+    """Draw, generate and judge the candidates once; ``work/synthetic.jsonl`` holds one per line."""
+    path = work / "synthetic.jsonl"
+    if path.exists():
+        return [json.loads(line) for line in path.read_text().splitlines()]
+    from qgen.datasets.wikisql import wikisql_headers
+    from qgen.samplers import SamplerStats
+    from qgen.samplers.wikisql_pool import ValuePool, sample_queries
+    from qgen.synth.audit import audit_pair
+    from qgen.synth.filter import OverCopyFilter
+    from qgen.synth.generator import QuestionWriter
+    from qgen.synth.round_trip import RoundTripFilter
+    from qgen.synth.schema import PairRow
+
+    started = time.perf_counter()
+    pool = ValuePool.from_examples(splits.train_raw, wikisql_headers(data_dir))
+    stats = SamplerStats()
+    records = list(sample_queries(pool, cfg.synthetic, seed=cfg.seed, stats=stats))
+    timings["sample"] = round(time.perf_counter() - started, 1)
+    started = time.perf_counter()
+    writer = QuestionWriter(generator, beam=cfg.generator_beam, device="cpu", batch_size=64)
+    results = writer.write(records)
+    pairs = [r for r in results if isinstance(r, PairRow)]
+    timings["generate"] = round(time.perf_counter() - started, 1)
+    overcopy = OverCopyFilter()
+    started = time.perf_counter()
+    verdicts = {}
+    for rule in ("score", "exact"):
+        judge = RoundTripFilter(parser, rules={"sql": rule})
+        verdicts[rule] = judge.judge("sql", [p.question.split() for p in pairs], [p.lf_tokens for p in pairs])
+        timings[f"round_trip_{rule}"] = round(time.perf_counter() - started, 1)
+        started = time.perf_counter()
+    out = []
+    for n, pair in enumerate(pairs):
+        out.append({"id": pair.id, "logical_form": pair.logical_form, "lf_tokens": pair.lf_tokens,
+                    "question": pair.question, "score": pair.score,
+                    "overcopy_keep": overcopy.judge_pair(pair).keep,
+                    "round_trip_score": verdicts["score"][n].score, "round_trip_keep": verdicts["score"][n].keep,
+                    "round_trip_exact_keep": verdicts["exact"][n].keep, "parse": verdicts["exact"][n].parse,
+                    "audit": list(audit_pair("sql", pair.logical_form, pair.lf_tokens, pair.question).failures)})
+    _write_json(work / "sampler.json", {"stats": asdict(stats), "drawn_kept": len(records),
+                                        "generated": len(pairs), "generation_rejects": len(results) - len(pairs)})
+    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in out))
+    log(f"synthetic: {len(records)} logical forms drawn, {len(pairs)} questions generated")
+    return out
+
+
+KEEP = {
+    "low_synthetic_unfiltered": lambda c: True,
+    "low_synthetic_overcopy": lambda c: c["overcopy_keep"],
+    "low_synthetic_round_trip": lambda c: c["round_trip_keep"],
+    "low_synthetic_round_trip_exact": lambda c: c["round_trip_exact_keep"],
+    "low_synthetic_both": lambda c: c["overcopy_keep"] and c["round_trip_keep"],
+}
+CURVE_FILTER = "low_synthetic_both"  # the filter the curve rows use
+
+
+def _row_training_set(row: str, splits: Splits, work: Path, cfg: DownstreamConfig) -> list[Pair]:
+    if row == "low":
+        return swapped(splits.low)
+    if row == "full":
+        return swapped(splits.train)
+    candidates = [json.loads(line) for line in (work / "synthetic.jsonl").read_text().splitlines()]
+    if row.startswith("curve_"):
+        candidates, keep = candidates[: int(row.split("_")[1])], KEEP[CURVE_FILTER]
+    else:
+        keep = KEEP[row]
+    synthetic = [Pair(c["id"], c["question"].split(), c["lf_tokens"], c["id"]) for c in candidates if keep(c)]
+    return swapped(splits.low) + synthetic
+
+
+def write_report(work: Path, results_dir: str | Path, cfg: DownstreamConfig, splits: Splits, timings: dict) -> dict:
+    """metrics.json and a README table under ``results_dir/downstream/wikisql`` from the finished rows."""
+    from qgen.synth.audit import audit_pair
+
+    rows = {p.parent.name: json.loads(p.read_text()) for p in sorted((work / "rows").glob("*/result.json"))}
+    candidates_path = work / "synthetic.jsonl"
+    candidates = [json.loads(line) for line in candidates_path.read_text().splitlines()] if candidates_path.exists() else []
+    sizes, audit = {}, {}
+    for name, keep in KEEP.items():
+        kept = [c for c in candidates if keep(c)]
+        sizes[name] = len(kept)
+        audit[name] = sum(not c["audit"] for c in kept) / len(kept) if kept else None
+    low_ids = {p.id for p in splits.low}
+    real = [audit_pair("sql", r.logical_form, [], r.question or "") for r in splits.train_raw if r.id in low_ids]
+    audit["low_real_questions"] = sum(a.passed for a in real) / len(real) if real else None
+    metrics = {
+        "dev_lf_em": {name: r["dev_lf_em"] for name, r in rows.items()},
+        "synthetic_pairs": {"drawn": len(candidates), **sizes},
+        "audit_pass_rate": audit,
+        "train_pairs": {name: r["train_pairs"] for name, r in rows.items()},
+        "seconds": {**timings, **{f"row_{name}": r["seconds"] for name, r in rows.items()}},
+        "config": asdict(cfg), "split": SPLIT,
+        "sizes": {"low": len(splits.low), "train": len(splits.train), "valid": len(splits.valid), "dev": len(splits.dev)},
+        "device": "cpu", "commit": code_version(),
+    }
+    out = Path(results_dir) / "downstream" / "wikisql"
+    out.mkdir(parents=True, exist_ok=True)
+    _write_json(out / "metrics.json", metrics)
+    (out / "README.md").write_text(_readme(metrics))
+    return metrics
+
+
+def _readme(m: dict) -> str:
+    em, sizes, audit = m["dev_lf_em"], m["synthetic_pairs"], m["audit_pass_rate"]
+    lines = ["# Downstream: WikiSQL parser trained on 10% of the labels plus a qgen corpus", "",
+             f"Split: {m['split']}.", "",
+             f"Sizes: low {m['sizes']['low']}, train {m['sizes']['train']}, valid {m['sizes']['valid']}, "
+             f"dev {m['sizes']['dev']}; commit {m['commit']}; device {m['device']}.", "",
+             "| row | training pairs | synthetic kept | audit pass rate of kept | dev LF exact match |",
+             "|---|---:|---:|---:|---:|"]
+    for name in [*ROWS, *sorted(k for k in em if k.startswith("curve_"))]:
+        if name not in em:
+            continue
+        kept = sizes.get(name, "")
+        rate = audit.get(name)
+        lines.append(f"| {name} | {m['train_pairs'][name]} | {kept} | "
+                     f"{'' if rate is None else f'{rate:.3f}'} | {em[name]:.4f} |")
+    lines += ["", "Seconds per step: " + ", ".join(f"{k} {v}" for k, v in m["seconds"].items()), "",
+              "Reproduce: `qgen preprocess wikisql --out out/wikisql && qgen benchmark downstream wikisql "
+              "--prep out/wikisql`", ""]
+    return "\n".join(lines)
+
+
+def _read_json(path: Path, default: dict) -> dict:
+    return json.loads(path.read_text()) if path.exists() else default
+
+
+def _write_json(path: Path, value: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(value, indent=2, ensure_ascii=False))
+    tmp.replace(path)

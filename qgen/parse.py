@@ -1,0 +1,140 @@
+"""The semantic parser: the question generator with source and target swapped.
+
+Question tokens in, logical-form tokens out, with copy (names, literals and condition values come
+from the question): the same skeleton, the same training loop and the same beam search as the
+question generator, trained from the same preprocessed Parquet. A parser's checkpoint says so in
+its metadata (``task: parse``, the logical-form types it was trained on, the preprocessing
+settings), and carries the calibration the round-trip filter needs (``round_trip``: the scores of
+held-out real pairs and the default threshold, their 5th percentile).
+
+Accuracy is the share of questions whose top parse equals the gold logical form in canonical form
+(``qgen.lf_canonical``: variables renamed, WikiSQL conditions as a set); for WikiSQL it is measured
+on the rebuilt structured query (sel, agg, conds), as WikiSQL defines logical-form accuracy.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import pyarrow.parquet as pq
+import torch
+
+from qgen.data import Pair, group_of
+from qgen.decode import beam_search, forced_scores
+from qgen.lf_canonical import same_logical_form
+from qgen.model import make_batch
+
+TASKS = ("generate", "parse")
+# Logical forms are longer than questions: WikiSQL's rendered SQL has up to ~60 tokens, the demo's
+# and WebQSP's SPARQL up to ~150 (a question: 40).
+PARSE_MAX_TGT_LEN = 160
+CALIBRATION_PERCENTILE = 5.0
+
+
+def read_task_pairs(path: str | Path, task: str = "generate", entity_replacement: bool = True) -> list[Pair]:
+    """Pairs of a preprocessed examples file for ``task``: LF -> question, or question -> LF."""
+    if task not in TASKS:
+        raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+    column = "lf_tokens" if entity_replacement else "lf_tokens_raw"
+    table = pq.read_table(path, columns=["id", column, "question_tokens", "source"])
+    ids, lfs, questions, sources = (table.column(c).to_pylist() for c in ("id", column, "question_tokens", "source"))
+    if task == "generate":
+        return [Pair(i, lf, q, group_of(i, s)) for i, lf, q, s in zip(ids, lfs, questions, sources)]
+    return [Pair(i, q, lf, group_of(i, s)) for i, lf, q, s in zip(ids, lfs, questions, sources) if q]
+
+
+def lf_types_of(path: str | Path) -> list[str]:
+    """The logical-form types a preprocessed examples file holds."""
+    return sorted(set(pq.read_table(path, columns=["lf_type"]).column("lf_type").to_pylist()))
+
+
+def task_metadata(task: str, lf_types: Sequence[str], entity_replacement: bool) -> dict[str, Any]:
+    """What a checkpoint records about the data it learnt from (checked before synthesis pairs a
+    generator with a parser)."""
+    return {"task": task, "lf_types": sorted(lf_types),
+            "preprocessing": {"entity_replacement": bool(entity_replacement), "lowercase": True}}
+
+
+@dataclass
+class Parser:
+    """A loaded parser checkpoint: parse questions, score logical forms given questions."""
+
+    model: torch.nn.Module
+    src_vocab: Any
+    tgt_vocab: Any
+    payload: dict[str, Any]
+    device: torch.device
+    max_len: int = PARSE_MAX_TGT_LEN
+    batch_size: int = 64
+
+    @classmethod
+    def load(cls, checkpoint: str | Path, device: str | torch.device = "cpu", **options: Any) -> "Parser":
+        from qgen.checkpoint import CheckpointError, load_checkpoint
+
+        model, src_vocab, tgt_vocab, payload = load_checkpoint(checkpoint, device)
+        if payload.get("task") != "parse":
+            raise CheckpointError(f"{checkpoint} is a question generator, not a parser "
+                                  "(train one with qgen train --task parse)")
+        return cls(model, src_vocab, tgt_vocab, payload, torch.device(device), **options)
+
+    @property
+    def lf_types(self) -> list[str]:
+        return list(self.payload.get("lf_types", []))
+
+    def parse(self, questions: Sequence[Sequence[str]], beam: int = 4, k: int = 1) -> list[list[tuple[list[str], float]]]:
+        """Per question, the ``k`` best parses (tokens, length-normalised log-probability), best first."""
+        out: list[list[tuple[list[str], float]]] = [[] for _ in questions]
+        order = sorted(range(len(questions)), key=lambda i: len(questions[i]))
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start : start + self.batch_size]
+            batch = make_batch([questions[i] or ["<unk>"] for i in chunk], None, self.src_vocab, self.tgt_vocab,
+                               self.model.cfg.copy).to(self.device)
+            for i, hyps, oovs in zip(chunk, beam_search(self.model, batch, beam=max(beam, k), max_len=self.max_len,
+                                                        num_return=k), batch.oovs):
+                out[i] = [(self.tgt_vocab.decode(h.ids, oovs), h.score) for h in hyps]
+        return out
+
+    def score(self, questions: Sequence[Sequence[str]], lfs: Sequence[Sequence[str]]) -> list[float]:
+        """Length-normalised log p(LF | question) by forced decoding, batched."""
+        out = [0.0] * len(questions)
+        order = sorted(range(len(questions)), key=lambda i: len(questions[i]))
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start : start + self.batch_size]
+            batch = make_batch([questions[i] or ["<unk>"] for i in chunk], [list(lfs[i])[: self.max_len] for i in chunk],
+                               self.src_vocab, self.tgt_vocab, self.model.cfg.copy).to(self.device)
+            for i, value in zip(chunk, forced_scores(self.model, batch)):
+                out[i] = value
+        return out
+
+
+def evaluate_parser(parser: Parser, pairs: Sequence[Pair], lf_type: str, beam: int = 4) -> dict[str, Any]:
+    """Exact match of the top parse against the gold LF in canonical form (see the module docstring)."""
+    questions = [p.src for p in pairs]
+    parses = parser.parse(questions, beam=beam)
+    hits = [bool(best) and same_logical_form(best[0][0], pair.tgt, lf_type) for best, pair in zip(parses, pairs)]
+    return {"examples": len(pairs), "lf_exact_match": sum(hits) / len(pairs) if pairs else None,
+            "beam": beam, "predictions": [" ".join(best[0][0]) if best else "" for best in parses]}
+
+
+def calibrate(checkpoint: str | Path, valid_pairs: Sequence[Pair], percentile: float = CALIBRATION_PERCENTILE) -> dict:
+    """Score held-out real pairs with the parser and store the round-trip calibration in the checkpoint:
+    the threshold of the ``score`` rule defaults to their ``percentile``-th percentile."""
+    from qgen.checkpoint import read_payload
+
+    parser = Parser.load(checkpoint)
+    pairs = [p for p in valid_pairs if p.src]
+    if not pairs:
+        raise ValueError("calibration needs held-out pairs with questions")
+    scores = sorted(parser.score([p.src for p in pairs], [p.tgt for p in pairs]))
+    threshold = float(torch.quantile(torch.tensor(scores), percentile / 100.0))
+    calibration = {"percentile": percentile, "threshold": threshold, "pairs": len(pairs),
+                   "median": scores[len(scores) // 2]}
+    payload = read_payload(checkpoint)
+    payload["round_trip"] = calibration
+    path = Path(checkpoint)
+    tmp = path.with_name(path.name + f".tmp-{os.getpid()}")
+    torch.save(payload, tmp)
+    os.replace(tmp, path)
+    return calibration

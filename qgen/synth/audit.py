@@ -1,0 +1,157 @@
+"""The faithfulness audit: rule checks of a (logical form, question) pair that need no model.
+
+A metric, not a filter: the dataset card and the downstream table report the share of kept pairs
+that pass. A pair passes when its question
+- holds every condition value and entity name of the logical form (as tokens, in order);
+- states each comparison with a word of the right direction (``COMPARISON_WORDS``: "more", "over",
+  "after", ... for ``>``; "less", "under", "before", ... for ``<``), and none of the other direction
+  only;
+- states each aggregate (``AGGREGATE_WORDS``: "how many" / "number of" for COUNT, "total" for SUM,
+  "average" for AVG, a superlative for MAX / MIN and for SPARQL's ``ORDER BY ... LIMIT 1``).
+
+SQL is read with sqlglot (the statement's conditions and aggregate); SPARQL from its tokens: entity
+names follow ``ent:`` up to the next punctuation or prefix token, comparisons are ``<`` / ``>``
+inside a FILTER, ``COUNT`` and ``ORDER BY ... LIMIT 1`` are the aggregates. The lexicons are small
+and English; a question can pass them and still be wrong, so the audit bounds errors from below.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from parsers.sparql.prefixes import WELL_KNOWN_PREFIXES
+from parsers.tokens import nl_tokens
+
+COMPARISON_WORDS = {
+    ">": {"more", "greater", "over", "above", "after", "larger", "higher", "bigger", "exceeding", "exceeds",
+          "later", "longer", "since", "beyond", "least"},  # "at least" (>=)
+    "<": {"less", "fewer", "under", "below", "before", "smaller", "lower", "earlier", "shorter", "prior",
+          "most", "within", "beneath"},  # "at most" (<=)
+}
+_AT_WORDS = {">": "least", "<": "most"}  # "at least" / "at most": direction only after "at"
+AGGREGATE_WORDS = {
+    "count": ({"many", "number", "count", "numbers"}, ()),
+    "sum": ({"total", "sum", "combined", "altogether", "overall"}, ()),
+    "avg": ({"average", "mean", "avg"}, ()),
+    "max": ({"most", "maximum", "max", "top", "highest", "largest", "biggest", "greatest", "latest", "last",
+             "best", "longest", "oldest", "youngest", "newest", "first", "earliest", "least", "lowest",
+             "smallest", "minimum"}, ("est",)),
+    "min": ({"least", "minimum", "min", "lowest", "smallest", "fewest", "earliest", "first", "last",
+             "shortest", "youngest", "oldest", "newest", "latest", "most", "highest", "largest"}, ("est",)),
+    "superlative": ({"most", "least", "first", "last", "top", "maximum", "minimum"}, ("est",)),
+}
+_SQL_AGGREGATES = {"Count": "count", "Sum": "sum", "Avg": "avg", "Max": "max", "Min": "min"}
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    failures: tuple[str, ...]
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+
+def audit_pair(lf_type: str, logical_form: str, lf_tokens: Sequence[str], question: str) -> AuditResult:
+    """Audit one pair (``question``: the generated question as text or space-joined tokens)."""
+    words = nl_tokens(question.lower())
+    if lf_type == "sql":
+        values, comparisons, aggregates = _sql_facts(logical_form)
+    elif lf_type == "sparql":
+        values, comparisons, aggregates = _sparql_facts([t.lower() for t in lf_tokens])
+    else:
+        return AuditResult(())
+    failures = [f"value {' '.join(v)!r} not in the question" for v in values if v and not _holds(words, v)]
+    for op in comparisons:
+        failures.extend(_comparison_failure(words, op))
+    for aggregate in aggregates:
+        if not _states_aggregate(words, aggregate):
+            failures.append(f"aggregate {aggregate.upper()} not stated")
+    return AuditResult(tuple(failures))
+
+
+def audit_rate(results: Iterable[AuditResult]) -> dict[str, float | int | None]:
+    results = list(results)
+    passed = sum(r.passed for r in results)
+    return {"audited": len(results), "passed": passed, "pass_rate": passed / len(results) if results else None}
+
+
+def _holds(words: list[str], value: Sequence[str]) -> bool:
+    n = len(value)
+    return any(words[i : i + n] == list(value) for i in range(len(words) - n + 1))
+
+
+def _comparison_failure(words: list[str], op: str) -> list[str]:
+    def says(direction: str) -> bool:
+        for i, w in enumerate(words):
+            if w == _AT_WORDS[direction]:
+                if i and words[i - 1] == "at":
+                    return True
+            elif w in COMPARISON_WORDS[direction]:
+                return True
+        return False
+
+    other = "<" if op == ">" else ">"
+    if says(op):
+        return []
+    if says(other):
+        return [f"comparison {op} stated in the other direction"]
+    return [f"comparison {op} not stated"]
+
+
+def _states_aggregate(words: list[str], aggregate: str) -> bool:
+    lexicon, suffixes = AGGREGATE_WORDS[aggregate]
+    if aggregate == "count" and "many" in words and "how" in words:
+        return True
+    return any(w in lexicon or (len(w) > 4 and w.endswith(suffixes)) for w in words) if suffixes \
+        else any(w in lexicon for w in words)
+
+
+def _sql_facts(sql: str) -> tuple[list[list[str]], list[str], list[str]]:
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(sql, read="sqlite")
+    except Exception:  # noqa: BLE001 - an unreadable statement has no facts to audit
+        return [], [], []
+    values: list[list[str]] = []
+    comparisons: list[str] = []
+    where = tree.args.get("where")
+    if where is not None:
+        for node in where.find_all(exp.EQ, exp.GT, exp.LT, exp.GTE, exp.LTE):
+            literal = node.expression if isinstance(node.expression, exp.Literal) else None
+            if literal is not None:
+                values.append(nl_tokens(str(literal.this).lower()))
+            if isinstance(node, (exp.GT, exp.GTE)):
+                comparisons.append(">")
+            elif isinstance(node, (exp.LT, exp.LTE)):
+                comparisons.append("<")
+    aggregates = [_SQL_AGGREGATES[type(node).__name__] for node in tree.find_all(exp.Count, exp.Sum, exp.Avg,
+                                                                                  exp.Max, exp.Min)]
+    return values, comparisons, aggregates
+
+
+def _sparql_facts(tokens: list[str]) -> tuple[list[list[str]], list[str], list[str]]:
+    prefixes = set(WELL_KNOWN_PREFIXES)
+    values: list[list[str]] = []
+    for i, token in enumerate(tokens):
+        if token == "ent:":
+            name: list[str] = []
+            for word in tokens[i + 1 :]:
+                if word in prefixes or not any(c.isalnum() for c in word) or word == "ent:":
+                    break
+                name.append(word)
+            if name not in values:
+                values.append(name)
+    comparisons: list[str] = []
+    depth_in_filter = 0
+    for i, token in enumerate(tokens):
+        if token == "filter":
+            depth_in_filter = 1
+        elif depth_in_filter and token in (">", "<") and tokens[i - 1] not in ("!", "<", ">"):
+            comparisons.append(token)
+    aggregates = ["count"] if "count" in tokens else []
+    if "order" in tokens and "limit" in tokens and tokens[tokens.index("limit") + 1: tokens.index("limit") + 2] == ["1"]:
+        aggregates.append("superlative")
+    return values, comparisons, aggregates

@@ -1,0 +1,110 @@
+"""The round-trip filter: parse each generated question back and keep the pairs whose question
+still says its logical form (GAZP's cycle consistency, Zhong et al. 2020).
+
+A parser (``qgen.parse``, the generator's skeleton trained question -> logical form) judges each
+pair by one rule, chosen per logical-form type and recorded in the dataset card:
+
+- ``exact``: a parse among the ``k`` best equals the input logical form in canonical form
+  (``qgen.lf_canonical``: variables renamed, WikiSQL conditions as a set);
+- ``score``: the parser's length-normalised log-probability of the input logical form given the
+  question (forced decoding, one batched pass) is at least ``threshold``; by default the threshold
+  stored with the parser, the 5th percentile of the scores of its held-out real pairs.
+
+Exact parsing of long SPARQL is rare for a small parser, so an exact-only rule would reject nearly
+every SPARQL pair; ``DEFAULT_RULES`` holds the rule per type that did best downstream (see
+``benchmarks/results/downstream``). An answer-equivalence rule (execute the parse, compare answers)
+is not offered: parses are lowercased model tokens, which cannot be turned back into an executable
+query in general.
+
+A question the parser cannot parse is a ``round_trip`` reject with an empty parse, never an error.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import torch
+
+from qgen.lf_canonical import same_logical_form
+from qgen.parse import Parser
+
+RULES = ("exact", "score")
+DEFAULT_RULES: dict[str, str] = {"sparql": "score", "sql": "score"}
+
+
+class RoundTripSetupError(ValueError):
+    """A parser that cannot judge this run's pairs (another logical-form type, other preprocessing)."""
+
+
+@dataclass(frozen=True)
+class RoundTripVerdict:
+    keep: bool
+    rule: str
+    score: float  # forced-decoding score of the input LF (rule score) or the best parse's score (exact)
+    parse: str  # the parser's best parse, space-joined ("" when it produced none)
+
+    def reason(self, threshold: float | None) -> str:
+        if self.rule == "score":
+            return (f"round_trip: rule score, log p(lf | question) {self.score:.4f} below {threshold:.4f}; "
+                    f"parse: {self.parse!r}")
+        return f"round_trip: rule exact, no parse matches the logical form; parse: {self.parse!r}"
+
+
+class RoundTripFilter:
+    """A parser loaded once; ``judge(lf_type, questions, lfs)`` -> one verdict per pair."""
+
+    def __init__(self, checkpoint: str | Path, rules: Mapping[str, str] | None = None, k: int = 1, beam: int = 4,
+                 threshold: float | None = None, device: str | torch.device = "cpu", batch_size: int = 64) -> None:
+        self.checkpoint = str(checkpoint)
+        self.parser = Parser.load(checkpoint, device, batch_size=batch_size)
+        self.rules = {**DEFAULT_RULES, **(rules or {})}
+        bad = {t: r for t, r in self.rules.items() if r not in RULES}
+        if bad:
+            raise RoundTripSetupError(f"round-trip rule must be one of {', '.join(RULES)}, got {bad}")
+        if k < 1 or beam < 1:
+            raise RoundTripSetupError("--round-trip-k and the parser's beam must be >= 1")
+        self.k, self.beam = k, max(beam, k)
+        calibration = self.parser.payload.get("round_trip") or {}
+        self.threshold = threshold if threshold is not None else calibration.get("threshold")
+        if self.threshold is None and "score" in self.rules.values():
+            raise RoundTripSetupError(f"{checkpoint} has no round-trip calibration; give a threshold")
+
+    def check_compatible(self, lf_types: Sequence[str], generator_payload: Mapping[str, Any] | None = None) -> None:
+        """Refuse, before a run starts, a parser trained for other logical forms or other preprocessing."""
+        missing = sorted(set(lf_types) - set(self.parser.lf_types))
+        if missing:
+            raise RoundTripSetupError(
+                f"the parser {self.checkpoint} was trained on {', '.join(self.parser.lf_types) or 'unknown'} "
+                f"logical forms and cannot judge {', '.join(missing)} ones; train a parser on them "
+                "(qgen train --task parse) or synthesize without --parser")
+        if generator_payload is not None:
+            ours = self.parser.payload.get("preprocessing")
+            theirs = generator_payload.get("preprocessing")
+            if ours is not None and theirs is not None and ours != theirs:
+                raise RoundTripSetupError(f"the parser and the generator were trained with different preprocessing "
+                                          f"settings ({ours} against {theirs}); train them on the same Parquet")
+
+    def settings(self) -> dict[str, Any]:
+        """What the dataset card records."""
+        return {"parser": self.checkpoint, "rules": dict(self.rules), "k": self.k, "beam": self.beam,
+                "threshold": self.threshold, "calibration": self.parser.payload.get("round_trip")}
+
+    def judge(self, lf_type: str, questions: Sequence[Sequence[str]], lfs: Sequence[Sequence[str]]) -> list[RoundTripVerdict]:
+        """One verdict per (question tokens, LF tokens) pair of one logical-form type."""
+        if not questions:
+            return []
+        rule = self.rules.get(lf_type, "score")
+        if rule == "exact":
+            out = []
+            for found, lf in zip(self.parser.parse(questions, beam=self.beam, k=self.k), lfs):
+                hit = any(same_logical_form(tokens, lf, lf_type) for tokens, _ in found)
+                shown = " ".join(found[0][0]) if found else ""
+                out.append(RoundTripVerdict(hit, rule, found[0][1] if found else float("-inf"), shown))
+            return out
+        scores = self.parser.score(questions, lfs)
+        failed = [i for i, s in enumerate(scores) if s < self.threshold]
+        # Only a rejected pair shows its parse (greedy): the reject row names what the parser read.
+        parses = dict(zip(failed, self.parser.parse([questions[i] for i in failed], beam=1))) if failed else {}
+        return [RoundTripVerdict(i not in parses, rule, s, " ".join(parses[i][0][0]) if parses.get(i) else "")
+                for i, s in enumerate(scores)]
