@@ -14,6 +14,7 @@ from prefect import flow, get_run_logger, task
 
 from flows.artifacts import metrics_markdown, publish
 from flows.preprocess import preprocess_task
+from flows.results import json_results, plain
 
 
 def _run_name(parameters: dict[str, Any]) -> str:
@@ -25,17 +26,20 @@ def _run_name(parameters: dict[str, Any]) -> str:
                                parameters.get("no_repeat", False))
 
 
-@task(name="train-and-evaluate", task_run_name=_run_name, persist_result=True, retries=1, retry_delay_seconds=5)
+@task(name="train-and-evaluate", task_run_name=_run_name, persist_result=True, retries=1, retry_delay_seconds=5,
+      **json_results())
 def run_variant_task(dataset: str, variant: Any, prep: str, work_dir: str, results: str, train_config: dict[str, Any],
                      data_dir: Optional[str] = None, no_repeat: bool = False) -> dict[str, Any]:
     from qgen.benchmark import run_variant
     from qgen.train import TrainConfig
 
-    return run_variant(dataset, variant, prep, work_dir, results, TrainConfig(**train_config),
-                       data_dir=Path(data_dir) if data_dir else None, no_repeat=no_repeat, log=get_run_logger().info)
+    return plain(run_variant(dataset, variant, prep, work_dir, results, TrainConfig(**train_config),
+                             data_dir=Path(data_dir) if data_dir else None, no_repeat=no_repeat,
+                             log=get_run_logger().info))
 
 
-@task(name="evaluation-plots", task_run_name="plots-{metrics[run]}", retries=1, retry_delay_seconds=2)
+@task(name="evaluation-plots", task_run_name="plots-{metrics[run]}", retries=1, retry_delay_seconds=2,
+      **json_results())
 def plots_task(dataset: str, variant: Any, metrics: dict[str, Any], prep: str, results: str,
                data_dir: Optional[str] = None) -> list[str]:
     """Attention heatmaps with the p_gen strip, loss curves, cumulative attention entropy (PNG), drawn
@@ -50,7 +54,7 @@ def plots_task(dataset: str, variant: Any, metrics: dict[str, Any], prep: str, r
                                                    no_repeat=metrics["variant"]["no_repeat"])]
 
 
-@task(name="results-readme", retries=2, retry_delay_seconds=2)
+@task(name="results-readme", retries=2, retry_delay_seconds=2, **json_results())
 def results_readme_task(results_dir: str, dataset: str) -> str:
     from qgen.results_table import write_results_readme
 

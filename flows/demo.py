@@ -10,7 +10,6 @@ Prefect's embedded server, started for the run and stopped after it.
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -21,7 +20,9 @@ from prefect import flow
 from flows.preprocess import preprocess_flow
 from flows.synthesize import synthesize_flow
 from flows.train import train_flow
-from qgen.demo import DEMO_DIR, FULL, QUICK, DemoSizes, corpus_lines, demo_files
+from qgen.demo import (DEMO_DIR, DEMO_FOLDER, FULL, QUICK, DemoSizes, corpus_lines, demo_files, mark_demo_folder,
+                       reset_demo_folder)
+from qgen.io.output_folder import claimed_folder
 
 MODEL = "scratchpad_extended"  # Copy + Scratchpad; the extended vocabulary copies names unseen in training
 SEED = 3
@@ -52,14 +53,23 @@ def demo_flow(out: str = "qgen-out", sizes: Optional[dict[str, Any]] = None, dem
 
 def run_demo(out: str | Path = "qgen-out", quick: bool = False, dask_address: Optional[str] = None,
              dask_workers: int = 0, demo_dir: Path = DEMO_DIR) -> Iterator[str]:
-    """Run the demo flow into ``out`` (its previous demo output is replaced); yield lines to print."""
+    """Run the demo flow into ``out`` (its previous demo output is replaced); yield lines to print.
+
+    ``out`` must be empty, absent or an earlier demo's output (``qgen.demo.DEMO_FOLDER``); it is locked
+    for the run."""
+    root = Path(out).resolve()
+    with claimed_folder(root, DEMO_FOLDER):
+        reset_demo_folder(root)  # a fresh run: a resumed model would not match its corpus
+        yield from _demo_lines(root, quick, dask_address, dask_workers, demo_dir)
+        mark_demo_folder(root, "complete")
+
+
+def _demo_lines(root: Path, quick: bool, dask_address: Optional[str], dask_workers: int,
+                demo_dir: Path) -> Iterator[str]:
     import torch
 
     sizes = QUICK if quick else FULL
     torch.set_num_threads(sizes.torch_threads)
-    root = Path(out).resolve()
-    for stale in ("preprocessed", "model", "corpus"):  # a fresh run: a resumed model would not match its corpus
-        shutil.rmtree(root / stale, ignore_errors=True)
     # The embedded server (started for this run when no PREFECT_API_URL is set) inherits this:
     # no usage telemetry from a demo, and no failing calls to it on a machine without internet.
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")

@@ -20,15 +20,16 @@ from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
 from flows.artifacts import corpus_markdown, publish
+from flows.results import JSON_RESULTS, plain
 from flows.runners import dask_task_runner
 
 
 @task(name="synthesize-shard", task_run_name="shard-{index}", persist_result=True, cache_policy=NO_CACHE,
-      retries=2, retry_delay_seconds=2)
+      retries=2, retry_delay_seconds=2, result_serializer=JSON_RESULTS)
 def shard_task(job: Any, index: int) -> dict[str, Any]:
     from qgen.synth.corpus import write_shard
 
-    return write_shard(job)
+    return plain(write_shard(job))
 
 
 def shard_mapper(submit: bool, in_flight: int = 32) -> Callable[[Callable, Iterable[Any]], Iterator[dict[str, Any]]]:

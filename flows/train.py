@@ -13,9 +13,10 @@ from typing import Any, Optional
 from prefect import flow, get_run_logger, task
 
 from flows.artifacts import publish, table
+from flows.results import json_results, plain
 
 
-@task(name="train", persist_result=True, retries=1, retry_delay_seconds=5)
+@task(name="train", persist_result=True, retries=1, retry_delay_seconds=5, **json_results())
 def train_task(examples: str, out: str, model: dict[str, Any], train_config: dict[str, Any],
                entity_replacement: bool = True) -> dict[str, Any]:
     from qgen.model import ModelConfig
@@ -25,7 +26,7 @@ def train_task(examples: str, out: str, model: dict[str, Any], train_config: dic
     logger = get_run_logger()
     result = train_on_examples(examples, out, ModelConfig.from_dict(model), TrainConfig(**train_config),
                                entity_replacement=entity_replacement, log=logger.info)
-    return {**asdict(result), "checkpoint": str(Path(result.out_dir) / "best.pt")}
+    return plain({**asdict(result), "checkpoint": str(Path(result.out_dir) / "best.pt")})
 
 
 @flow(name="qgen-train", log_prints=True)

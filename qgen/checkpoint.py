@@ -2,12 +2,16 @@
 
 A checkpoint holds only tensors, numbers, strings, lists and dicts, so ``torch.load(...,
 weights_only=True)`` reads it: a file from elsewhere cannot run code. Files are written to a
-temporary name and renamed, so a kill during the save leaves the previous checkpoint intact.
+temporary name and renamed, so a kill during the save leaves the previous checkpoint intact. A file
+that is not one (empty, truncated, another program's pickle) raises ``CheckpointError``, "PATH is not a
+qgen checkpoint (why)", never torch's advice to load it with ``weights_only=False``.
 """
 from __future__ import annotations
 
 import hashlib
 import os
+import re
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +20,20 @@ import torch
 from qgen.model import ModelConfig, Vocab, build_model
 from qgen.model.seq2seq import QuestionGenerator
 
+FORMAT = "qgen-checkpoint-1"
+REQUIRED = ("config", "model", "src_vocab", "tgt_vocab")
+
+
+class CheckpointError(ValueError):
+    """A file that is not a qgen checkpoint qgen can read."""
+
 
 def save_checkpoint(path: str | Path, model: QuestionGenerator, src_vocab: Vocab, tgt_vocab: Vocab,
                     extra: dict[str, Any] | None = None, optimizer: torch.optim.Optimizer | None = None) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     payload: dict[str, Any] = {
-        "format": "qgen-checkpoint-1",
+        "format": FORMAT,
         "config": model.cfg.as_dict(),
         "model": {k: v.detach().cpu() for k, v in model.state_dict().items()},
         "src_vocab": src_vocab.itos,
@@ -43,15 +54,53 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> tup
     # torch.set_rng_state (mapped to CUDA, a resumed GPU run failed with "RNG state must be a
     # torch.ByteTensor"); the model is moved below and the optimizer moves its own state to the
     # parameters' device when it loads it.
-    payload = torch.load(Path(path), map_location="cpu", weights_only=True)
-    if payload.get("format") != "qgen-checkpoint-1":
-        raise ValueError(f"{path} is not a qgen checkpoint")
+    payload = read_payload(path)
     model = build_model(ModelConfig.from_dict(payload["config"]))
     model.load_state_dict(payload["model"])
     model.to(device)
     model.eval()
     src_vocab, tgt_vocab = Vocab(payload["src_vocab"][4:]), Vocab(payload["tgt_vocab"][4:])
     return model, src_vocab, tgt_vocab, payload
+
+
+def read_payload(path: str | Path) -> dict[str, Any]:
+    """The checkpoint's dict, read with ``weights_only=True`` (no code runs); ``CheckpointError`` if it is none."""
+    path = Path(path)
+    if path.is_file() and path.stat().st_size == 0:
+        raise CheckpointError(f"{path} is not a qgen checkpoint (an empty file)")
+    try:
+        with warnings.catch_warnings():  # torch warns about pickle protocols before it refuses a foreign pickle
+            warnings.simplefilter("ignore")
+            payload = torch.load(path, map_location="cpu", weights_only=True)
+    except OSError:
+        raise  # missing, a folder, unreadable: the system's own message says it
+    except Exception as err:  # noqa: BLE001 - whatever torch or pickle raise for a file that is not a checkpoint
+        raise CheckpointError(f"{path} is not a qgen checkpoint ({_why_unreadable(err)})") from None
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        raise CheckpointError(f"{path} is not a qgen checkpoint (it has no {FORMAT!r} format mark)")
+    missing = [key for key in REQUIRED if key not in payload]
+    if missing:
+        raise CheckpointError(f"{path} is not a qgen checkpoint (it lacks {', '.join(missing)})")
+    return payload
+
+
+def _why_unreadable(err: Exception) -> str:
+    """One short reason from torch's error, without its advice to load the file with weights_only=False."""
+    if isinstance(err, EOFError):
+        return "the file ends early"
+    if isinstance(err, KeyError):  # torch's legacy reader on a file that is no pickle at all
+        return "not a file torch.save wrote"
+    text = str(err)
+    foreign = re.search(r"GLOBAL (\S+)", text)
+    if foreign:
+        return f"it holds a Python object of type {foreign.group(1)}, which no qgen checkpoint does"
+    if "WeightsUnpickler error:" in text:
+        text = text.split("WeightsUnpickler error:", 1)[1]
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    reason = re.split(r"\.\s", lines[0])[0] if lines else ""
+    if not reason or "weights_only" in reason:
+        reason = "not a file torch.save wrote, or one needing code to load"
+    return f"{type(err).__name__}: {reason}"
 
 
 def file_checksum(path: str | Path) -> str:

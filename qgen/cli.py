@@ -178,23 +178,36 @@ def generate(
     as_json: bool = typer.Option(False, "--json", help="One JSON object per logical form."),
     no_repeat: bool = typer.Option(False, "--no-repeat", help=option_help.NO_REPEAT),
 ) -> None:
-    """One-off generation: print the question(s) for logical forms, with their scores."""
+    """One-off generation: print the question(s) for logical forms, with their scores.
+
+    A logical form that cannot be read gets one ``error: ...`` line on stderr (with --json, also its
+    {"lf", "error"} object on stdout) and the others still run; the exit code is then 1.
+    """
     import json
 
+    from parsers import LF_TYPES
     from qgen.generate import generate_questions, read_logical_form_lines
 
     lines = [lf] if lf is not None else read_logical_form_lines(file)
     if not lines:
         fail("no logical form given (an argument, --file or stdin)", 2)
+    if lf_type not in LF_TYPES:
+        fail(f"--lf-type must be one of {', '.join(LF_TYPES)}, got {lf_type!r}", 2)
+    if not 1 <= num_return <= beam:
+        fail(f"--num-return ({num_return}) must be between 1 and --beam ({beam})", 2)
+    failed = 0
     for result in generate_questions(lines, checkpoint, lf_type, _parse_names(name), beam, num_return,
                                      no_repeat=no_repeat):
+        if "error" in result:
+            failed += 1
+            typer.echo(f"error: {' '.join(str(result['error']).split())}", err=True)
         if as_json:
             typer.echo(json.dumps(result, ensure_ascii=False))
-        elif "error" in result:
-            typer.echo(f"error: {result['error']}")
-        else:
+        elif "error" not in result:
             for question, score in result["questions"]:
                 typer.echo(f"{score:.3f}\t{question}")
+    if failed:
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -338,8 +351,8 @@ def run() -> None:
             raise
         import click
 
-        if isinstance(exc, click.ClickException):
-            exc.show()
+        if isinstance(exc, (click.ClickException, typer.TyperException)) and hasattr(exc, "show"):
+            exc.show()  # a usage error: click's message and exit code 2 (typer raises its own vendored click's)
             sys.exit(exc.exit_code)
         typer.echo(f"error: {type(exc).__name__}: {' '.join(str(exc).split())}", err=True)
         sys.exit(1)

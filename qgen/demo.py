@@ -3,15 +3,25 @@
 The demo itself runs as Prefect flows (``flows/demo.py``, behind ``qgen demo``): preprocess
 ``data/demo/train_pairs.jsonl``, train a small Copy + Scratchpad model on the CPU, sample logical
 forms from ``data/demo/demo_kg.ttl`` and the demo tables, and synthesize a corpus for each.
+
+The output folder is the demo's only when empty or marked by its ``qgen-demo.json`` (written first,
+so that a failed demo can be run again into it); a rerun replaces what the previous one wrote there.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator
 
+from qgen.io.output_folder import FolderKind, remove_tree, write_file
+
 DEMO_DIR = Path(__file__).resolve().parent.parent / "data" / "demo"
 TABLES = ("ferries.csv", "festivals.csv")
+MARKER = "qgen-demo.json"
+OUTPUTS = ("preprocessed", "model", "corpus")  # what the demo writes beside its marker
+DEMO_FOLDER = FolderKind("demo output", MARKER, "qgen-demo-1", (MARKER, *OUTPUTS))
 
 
 @dataclass(frozen=True)
@@ -52,6 +62,20 @@ def demo_files(demo_dir: Path = DEMO_DIR) -> DemoFiles:
         if not path.is_file():
             raise FileNotFoundError(f"demo data not found at {path} (run from a qgen checkout)")
     return files
+
+
+def mark_demo_folder(root: Path, status: str) -> None:
+    """Write the marker that makes ``root`` the demo's (the caller holds it: ``claimed_folder``)."""
+    marker = {"format": DEMO_FOLDER.format, "status": status, "written_at": datetime.now(timezone.utc).isoformat(),
+              "outputs": list(OUTPUTS)}
+    write_file(root / MARKER, json.dumps(marker, indent=2) + "\n")
+
+
+def reset_demo_folder(root: Path) -> None:
+    """Mark ``root`` as the demo's, then remove what an earlier demo wrote there (links refused, never followed)."""
+    mark_demo_folder(root, "running")
+    for name in OUTPUTS:
+        remove_tree(root / name)
 
 
 def brief(logical_form: str) -> str:

@@ -1,5 +1,5 @@
-"""Shared fixtures: where the real datasets are (tests that need them skip when absent), and a Python
-without the parsers and Prefect (as on the GPU image)."""
+"""Shared fixtures: where the real datasets are (tests that need them skip when absent), a tiny trained
+checkpoint, and a Python without the parsers and Prefect (as on the GPU image)."""
 from __future__ import annotations
 
 import subprocess
@@ -26,6 +26,24 @@ def shared_datasets() -> Path:
 @pytest.fixture(scope="session")
 def demo_sample() -> Path:
     return REPO / "data" / "demo" / "sample.jsonl"
+
+
+@pytest.fixture(scope="session")
+def tiny_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Copy + Scratchpad (extended) model trained for a second on six pairs: it runs, its questions need not be good."""
+    import torch
+
+    from qgen.data import Pair
+    from qgen.model import ModelConfig
+    from qgen.train import TrainConfig, train
+
+    torch.set_num_threads(1)
+    pairs = [Pair(str(i), ["select", "?", "x", "where", "{", "ent:", w, "}"], ["what", "is", w, "?"], str(i))
+             for i, w in enumerate(["bali", "lyon", "porto", "oslo", "riga", "kyiv"])]
+    out = tmp_path_factory.mktemp("model")
+    model = ModelConfig(embedding_dim=8, hidden_size=16, num_layers=1, dropout=0.0, copy="extended", memory="scratchpad")
+    train(pairs, pairs[:2], model, TrainConfig(epochs=3, batch_size=6, learning_rate=1e-2), out, log=lambda _: None)
+    return out / "best.pt"
 
 
 # Makes prefect, rdflib and sqlglot unimportable, as they are on the GPU machine's image.

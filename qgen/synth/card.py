@@ -6,13 +6,13 @@ polars.
 """
 from __future__ import annotations
 
-import os
 import random
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
 
+from qgen.io.output_folder import write_file
 from qgen.synth.schema import PAIR_SCHEMA, REJECT_SCHEMA, STAGES
 
 SAMPLE_COLUMNS = ["id", "logical_form", "question", "score", "overcopy", "copy_fraction"]
@@ -98,8 +98,5 @@ def render_card(out: Path, manifest: dict[str, Any], seed: int, sample_size: int
 
 
 def write_card(out: Path, manifest: dict[str, Any], seed: int, sample_size: int = 10) -> Path:
-    path = out / "README.md"
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(render_card(out, manifest, seed, sample_size))
-    os.replace(tmp, path)
-    return path
+    """``out/README.md``, written through a temporary file (never through a link, see ``write_file``)."""
+    return write_file(out / "README.md", render_card(out, manifest, seed, sample_size))

@@ -21,6 +21,13 @@ size, beam, batch size, thresholds, seed, device type: checked against the manif
 scores also need the same torch build and thread count (and, on a GPU, deterministic kernels).
 Renames protect against a killed process, not against power loss (no fsync).
 
+The folder is qgen's only when empty or marked by a corpus ``manifest.json``; a run holds its lock
+throughout (``qgen.io.output_folder``). A manifest still "running" with the lock free was left by a
+dead run: resumed with the same settings, replaced (its shards deleted) with other ones; a
+"complete" corpus is never replaced. Inputs are compared by content: the name of the file they came
+from (a record's ``source``, and the prefix of an id its loader made up) is left out of a shard's
+``input_sha256``, so a renamed input file still resumes.
+
 Shards elsewhere: ``map_shards`` hands the shards to a caller's map (a Dask cluster through the
 Prefect flows): each is a picklable ``ShardJob`` and ``write_shard(job)`` writes its two files and
 returns its manifest entry; the manifest and the card are still written here, in this process, as
@@ -32,6 +39,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import time
 from dataclasses import dataclass, field, replace
@@ -44,6 +52,7 @@ import torch
 
 from qgen.checkpoint import file_checksum
 from qgen.datasets.records import RawExample
+from qgen.io.output_folder import FolderKind, OutputFolderError, write_file, writes_folder
 from qgen.io.parquet import ParquetSink
 from qgen.synth.card import write_card
 from qgen.synth.filter import FilterThresholds, OverCopyFilter, Verdict, filter_statistics, merge_statistics
@@ -55,8 +64,12 @@ from qgen.version import code_version
 FORMAT = "qgen-synth-corpus-1"
 
 
-class CorpusError(RuntimeError):
+class CorpusError(OutputFolderError):
     """The output directory cannot be (re)used for this run: other settings, other input, stray files."""
+
+
+CORPUS_FOLDER = FolderKind("synthetic corpus", "manifest.json", FORMAT,
+                           ("manifest.json", "README.md", "source.json", "pairs", "rejects", ".tmp"))
 
 
 def shard_name(index: int) -> str:
@@ -86,6 +99,7 @@ class ShardJob:
 ShardMap = Callable[[Callable[[ShardJob], dict[str, Any]], Iterable[ShardJob]], Iterable[dict[str, Any]]]
 
 
+@writes_folder("out_dir", CORPUS_FOLDER, CorpusError)
 def synthesize(records: Iterable[RawExample], checkpoint: str | Path, out_dir: str | Path, shard_size: int = 1000,
                beam: int = 4, thresholds: FilterThresholds | None = None, seed: int = 1, batch_size: int = 32,
                alpha: float = 1.0, max_len: int = 40, max_src_len: int = 400, device: str = "auto",
@@ -112,7 +126,7 @@ def synthesize(records: Iterable[RawExample], checkpoint: str | Path, out_dir: s
                 "thresholds": thresholds.as_dict(), "schema_version": SCHEMA_VERSION}
     if no_repeat:  # only when set, so a corpus begun before this setting existed still resumes
         settings["no_repeat"] = True
-    manifest = _open_manifest(out, settings)
+    manifest = _open_manifest(out, settings, log)
     created_at = datetime.fromisoformat(manifest["created_at"])
     writer_options = {"beam": beam, "alpha": alpha, "max_len": max_len, "batch_size": batch_size,
                       "max_src_len": max_src_len, "device": device, "tokenize_timeout_s": tokenize_timeout_s,
@@ -129,7 +143,8 @@ def synthesize(records: Iterable[RawExample], checkpoint: str | Path, out_dir: s
             counted["shards"] += 1
             digest = _input_digest(items)
             entry = done.get(index)
-            if entry is not None and (entry["input_sha256"] != digest or entry["inputs"] != len(items)):
+            if entry is not None and (entry["inputs"] != len(items) or entry["input_sha256"] not in (
+                    digest, _input_digest(items, by_name=True))):  # by name: shards of older runs
                 raise CorpusError(f"{out}: the input of shard {index} (positions {items[0][0]}-{items[-1][0]}) "
                                   "differs from the run that wrote it; use another out_dir for other input")
             if entry is not None and _finished(out, entry):
@@ -197,10 +212,17 @@ def _shards(records: Iterable[RawExample], size: int, seen_ids: dict[str, int]
         yield items
 
 
-def _input_digest(items: list[tuple[int, RawExample, str | None]]) -> str:
-    """sha256 of a shard's inputs, to check on resume that skipped positions hold the same input."""
+def _input_digest(items: list[tuple[int, RawExample, str | None]], by_name: bool = False) -> str:
+    """sha256 of a shard's inputs, to check on resume that skipped positions hold the same input.
+
+    The inputs' content only: not the name of their file (``source``, and an id made from it as
+    ``<source>-<line>``). ``by_name``: the digest of older runs, which hashed those too."""
     digest = hashlib.sha256()
     for position, record, _ in items:
+        if not by_name:
+            unnamed = record.id[len(record.source):] if record.source and record.id.startswith(record.source + "-") \
+                else record.id
+            record = replace(record, id=unnamed, source="")
         digest.update(record_json(record, position).encode())
         digest.update(b"\n")
     return digest.hexdigest()
@@ -268,19 +290,27 @@ def _count_stages(rejects: list[RejectRow]) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-def _open_manifest(out: Path, settings: dict[str, Any]) -> dict[str, Any]:
-    """The manifest of a run to resume (same settings), or a new one written before any shard."""
+def _open_manifest(out: Path, settings: dict[str, Any], log: Callable[[str], None]) -> dict[str, Any]:
+    """The manifest of a run to resume (same settings), or a new one written before any shard
+    (replacing a dead run's with other settings; the caller holds the folder's lock)."""
     path = out / "manifest.json"
-    if path.exists():
-        manifest = json.loads(path.read_text())
+    manifest = json.loads(path.read_text()) if path.exists() else None
+    if manifest is not None:
         if manifest.get("format") != FORMAT:
             raise CorpusError(f"{path} is not a qgen synthetic-corpus manifest")
         if manifest["settings"] != settings:
             changed = sorted(k for k in settings.keys() | manifest["settings"].keys()
                              if settings.get(k) != manifest["settings"].get(k))
-            raise CorpusError(f"{out} was written with other settings ({', '.join(changed)}); "
-                              "use another out_dir or the same settings to resume")
-    else:
+            if manifest.get("status") != "running":
+                raise CorpusError(f"{out} was written with other settings ({', '.join(changed)}); "
+                                  "use another out_dir or the same settings to resume")
+            log(f"{out}: replacing the shards of a run that died unfinished with other settings ({', '.join(changed)})")
+            for kind in ("pairs", "rejects"):
+                for shard in (out / kind).glob("part-*.parquet"):
+                    if re.fullmatch(r"part-\d{5}\.parquet", shard.name):
+                        shard.unlink()  # a link is removed itself, never followed
+            manifest = None
+    if manifest is None:
         if any((out / kind).exists() and any((out / kind).iterdir()) for kind in ("pairs", "rejects")):
             raise CorpusError(f"{out} holds shards but no manifest.json: not a run this function can resume")
         manifest = {"format": FORMAT, "schema_version": SCHEMA_VERSION, "status": "running",
@@ -322,6 +352,4 @@ def _finish(out: Path, manifest: dict[str, Any], shards: int, seed: int, sample_
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
     """Write to a temporary name and rename: a reader sees the old manifest or the new one."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
-    os.replace(tmp, path)
+    write_file(path, json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n")

@@ -5,11 +5,13 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
-from qgen.synth.corpus import synthesize
+from qgen.io.output_folder import write_file, writes_folder
+from qgen.synth.corpus import CORPUS_FOLDER, CorpusError, synthesize
 from qgen.synth.filter import FilterThresholds
 from qgen.synth.sources import Source
 
 
+@writes_folder("out_dir", CORPUS_FOLDER, CorpusError)  # the lock also covers source.json and the card's addition
 def synthesize_from_source(source: Source, checkpoint: str | Path, out_dir: str | Path, beam: int = 4,
                            shard_size: int = 1000, thresholds: FilterThresholds | None = None, seed: int = 1,
                            log: Callable[[str], None] = print, **options: Any) -> dict[str, Any]:
@@ -23,15 +25,15 @@ def synthesize_from_source(source: Source, checkpoint: str | Path, out_dir: str 
     out = Path(out_dir)
     described = {"kind": source.kind, "description": source.description, "options": source.options,
                  "sampler_stats": source.stats()}
-    (out / "source.json").write_text(json.dumps(described, indent=2) + "\n")
+    write_file(out / "source.json", json.dumps(described, indent=2) + "\n")
     card = out / "README.md"
     lines = ["", "## Source", "", f"- {source.kind}: {source.description}", f"- options: {source.options}"]
     if described["sampler_stats"]:
         stats = described["sampler_stats"]
         lines.append("- sampler counts (every draw has one outcome): " +
                      ", ".join(f"{k} {v}" for k, v in stats.items()))
-    if card.exists() and "## Source" not in card.read_text():
-        card.write_text(card.read_text() + "\n".join(lines) + "\n")
+    if card.is_file() and not card.is_symlink() and "## Source" not in card.read_text():
+        write_file(card, card.read_text() + "\n".join(lines) + "\n")
     if described["sampler_stats"]:
         log("sampler: " + ", ".join(f"{k}={v}" for k, v in described["sampler_stats"].items()))
     return manifest

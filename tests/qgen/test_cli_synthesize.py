@@ -6,14 +6,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import torch
 from typer.testing import CliRunner
 
 from qgen.cli import app
-from qgen.data import Pair
 from qgen.metrics import immediate_repeat_share
-from qgen.model import ModelConfig
-from qgen.train import TrainConfig, train
 
 REPO = Path(__file__).resolve().parent.parent.parent
 FIXTURES = REPO / "tests" / "fixtures" / "samplers"
@@ -21,14 +17,8 @@ runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    torch.set_num_threads(1)
-    pairs = [Pair(str(i), ["select", "?", "x", "where", "{", "ent:", w, "}"], ["what", "is", w, "?"], str(i))
-             for i, w in enumerate(["bali", "lyon", "porto", "oslo", "riga", "kyiv"])]
-    out = tmp_path_factory.mktemp("model")
-    model = ModelConfig(embedding_dim=8, hidden_size=16, num_layers=1, dropout=0.0, copy="extended", memory="scratchpad")
-    train(pairs, pairs[:2], model, TrainConfig(epochs=3, batch_size=6, learning_rate=1e-2), out, log=lambda _: None)
-    return out / "best.pt"
+def checkpoint(tiny_checkpoint: Path) -> Path:
+    return tiny_checkpoint
 
 
 @pytest.mark.parametrize("source", [
@@ -71,7 +61,7 @@ def test_generate_prints_questions_and_scores(checkpoint: Path) -> None:
     questions = [question.split() for question, _ in json.loads(blocked.stdout)["questions"]]
     assert immediate_repeat_share(questions) == 0, questions
     bad = runner.invoke(app, ["generate", "--checkpoint", str(checkpoint), "SELECT ?x WHERE {"])
-    assert bad.exit_code == 0 and bad.stdout.startswith("error: SparqlSyntaxError")
+    assert bad.exit_code == 1 and bad.stderr.startswith("error: SparqlSyntaxError") and not bad.stdout
 
 
 def test_train_and_evaluate_commands(tmp_path: Path, demo_sample: Path) -> None:

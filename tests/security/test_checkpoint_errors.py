@@ -1,0 +1,72 @@
+"""Files that are not checkpoints, and logical forms that cannot be read: one ``error:`` line on stderr
+and a non-zero exit, never torch's advice to load with ``weights_only=False`` (issue 17)."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Callable
+
+import pytest
+import torch
+
+Qgen = Callable[..., "tuple[int, str, str]"]
+LF = "SELECT ?x WHERE { ns:m.0a ns:location.country.capital ?x }"
+
+
+def empty(path: Path) -> None:
+    path.write_bytes(b"")
+
+
+def foreign_object(path: Path) -> None:
+    torch.save({"settings": argparse.Namespace(lr=0.1)}, path)  # loads only with weights_only=False
+
+
+def truncated(path: Path) -> None:
+    torch.save({"model": torch.zeros(64)}, path)
+    path.write_bytes(path.read_bytes()[:200])
+
+
+def text(path: Path) -> None:
+    path.write_text("not a model\n")
+
+
+def other_tensors(path: Path) -> None:
+    torch.save({"weight": torch.zeros(2)}, path)
+
+
+@pytest.mark.parametrize("make", [empty, foreign_object, truncated, text, other_tensors])
+def test_a_file_that_is_not_a_checkpoint_gets_one_clear_line(make: Callable[[Path], None], qgen: Qgen,
+                                                              tmp_path: Path) -> None:
+    path = tmp_path / "model.pt"
+    make(path)
+    code, out, err = qgen("generate", "--checkpoint", path, LF)
+    assert code == 1 and not out
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: CheckpointError: {path} is not a qgen checkpoint ("), err
+    assert "weights_only" not in err and "Abort" not in err
+
+
+def test_generate_reports_a_refused_query_on_stderr_and_exits_1(qgen: Qgen, tiny_checkpoint: Path,
+                                                                tmp_path: Path) -> None:
+    update = "INSERT DATA { <http://example.org/a> <http://example.org/b> <http://example.org/c> }"
+    code, out, err = qgen("generate", "--checkpoint", tiny_checkpoint, update)
+    assert code == 1 and not out
+    assert err.strip().startswith("error: UnsupportedQueryError: SPARQL Update (INSERT) is refused"), err
+    lfs = tmp_path / "lfs.txt"
+    lfs.write_text(f"{LF}\n{update}\n")
+    code, out, err = qgen("generate", "--checkpoint", tiny_checkpoint, "--name", "m.0a=Oslo", "--file", lfs)
+    assert code == 1  # the good one still gets its question
+    assert len(out.strip().splitlines()) == 1 and "\t" in out
+    assert len(err.strip().splitlines()) == 1 and "UnsupportedQueryError" in err
+    code, out, err = qgen("generate", "--checkpoint", tiny_checkpoint, "--json", "--file", lfs)
+    assert code == 1 and [line.startswith('{"lf"') for line in out.strip().splitlines()] == [True, True]
+    assert '"error"' in out.strip().splitlines()[1] and "UnsupportedQueryError" in err
+
+
+def test_generate_usage_errors_exit_2(qgen: Qgen, tiny_checkpoint: Path) -> None:
+    code, out, err = qgen("generate", "--checkpoint", tiny_checkpoint, "--beam", "2", "--num-return", "3", LF)
+    assert code == 2 and not out and err.strip() == "error: --num-return (3) must be between 1 and --beam (2)"
+    code, _, err = qgen("generate", "--checkpoint", tiny_checkpoint, "--lf-type", "cypher", LF)
+    assert code == 2 and err.startswith("error: --lf-type must be one of sparql, sql, mr, da")
+    code, _, err = qgen("generate", "--checkpoint", tiny_checkpoint, "--bogus", LF)
+    assert code == 2 and "No such option" in err
