@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
+from typing import Iterable
 
 from parsers.sparql.entities import entity_id
 
@@ -35,15 +36,22 @@ class GraphLabels:
     def __call__(self, iri: str) -> str | None:
         subject = self._uri(iri)
         for predicate in self._predicates:
-            best = None
-            for obj in self.graph.objects(subject, predicate):
-                lang = getattr(obj, "language", None)
-                if lang in (None, self.language) or (lang or "").startswith(self.language + "-"):
-                    return str(obj)
-                best = best or str(obj)
-            if best:
-                return best
+            name = choose_label(self.graph.objects(subject, predicate), self.language)
+            if name:
+                return name
         return None
+
+
+def choose_label(objects: Iterable[object], language: str) -> str | None:
+    """The first of ``objects`` (the values of one name predicate) in ``language`` (or a variant of
+    it, ``en-GB``) or untagged; else the first non-empty one; None if there is none."""
+    best = None
+    for obj in objects:
+        lang = getattr(obj, "language", None)
+        if lang in (None, language) or (lang or "").startswith(language + "-"):
+            return str(obj)
+        best = best or str(obj)
+    return best
 
 
 class TableLabels:

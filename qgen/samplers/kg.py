@@ -7,7 +7,8 @@ match somewhere, writes the query text (``render_query``, WebQSP layout) and exe
 graph access: a ``KGIndex`` (in memory, fast) or ``SparqlAccess`` (an rdflib Graph or an endpoint,
 through ``readonly.run_sparql``). With ``verify_every=n`` every n-th executed query is also run by
 rdflib on the graph and a differing answer is counted in ``stats.mismatches`` and not kept.
-Entity names come from the graph's labels (``parsers.sparql.labels.GraphLabels``).
+Entity names come from the graph's labels (``parsers.sparql.labels.GraphLabels``, or
+``endpoint.EndpointLabels`` through an endpoint).
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from parsers.sparql.labels import NAME_PREDICATES, GraphLabels
 from parsers.sparql.prefixes import WELL_KNOWN_PREFIXES
 from qgen.datasets.records import RawExample
 from qgen.samplers import Sampler, outcome_of, sparql_key
+from qgen.samplers.endpoint import as_endpoint, labels_for
 from qgen.samplers.kg_index import (
     IRI, LITERAL, KGIndex, KGQuery, answer_id, ordered_value, pick_extreme, render_query,
     term_key, term_kind,
@@ -70,7 +72,8 @@ class KGSampler(Sampler):
         self.graph = graph  # for verify_every: the rdflib Graph the index was built from
         if self.config.verify_every and graph is None:
             raise ValueError("verify_every needs the rdflib graph (pass graph=...)")
-        self.labels = labels or GraphLabels(access if isinstance(access, KGIndex) else access.graph)
+        self.labels = labels or (GraphLabels(access) if isinstance(access, KGIndex)
+                                 else labels_for(access.graph, self.config.timeout_s))
         super().__init__(self.config.seed)
         self.excluded = {h for h in map(access.handle, self.config.exclude_predicates) if h is not None}
         self.prefixes = {**WELL_KNOWN_PREFIXES, **self.config.prefixes}
@@ -83,13 +86,23 @@ class KGSampler(Sampler):
     @classmethod
     def from_endpoint(cls, graph_or_store: Any, config: KGSamplerConfig | None = None,
                       topics: list[Any] | None = None) -> "KGSampler":
-        """Sample through SPARQL (an endpoint Graph from ``readonly.endpoint_graph``, or any Graph)."""
+        """Sample through SPARQL (an endpoint from ``readonly.endpoint_graph``, or any Graph)."""
         timeout = (config or KGSamplerConfig()).timeout_s
         return cls(SparqlAccess(graph_or_store, timeout_s=timeout, topics=topics), config)
 
     def draw(self) -> RawExample | None:
-        """One draw; returns the record if it was kept (its outcome is recorded in ``stats``)."""
+        """One draw; returns the record if it was kept (its outcome is recorded in ``stats``). A
+        query or name lookup that fails while drawing (an endpoint that times out, refuses or
+        answers junk) ends the draw with that outcome."""
         index = self.stats.drawn
+        try:
+            return self._draw(index)
+        except LogicalFormError as error:
+            if self.stats.drawn != index:  # the draw already has its outcome
+                raise
+            return self._outcome(outcome_of(error))
+
+    def _draw(self, index: int) -> RawExample | None:
         shape = self.config.shapes[self.rng.randrange(len(self.config.shapes))]
         q = self._draw_query(shape)
         try:
@@ -115,8 +128,9 @@ class KGSampler(Sampler):
             return self._outcome("no_answer")
         if len(answers) > self.config.max_answers:
             return self._outcome("too_many_answers")
+        record = self._record(index, shape, q, text, names, answers)  # may look up names
         self.stats.add("kept")
-        return self._record(index, shape, q, text, names, answers)
+        return record
 
     # -- drawing -----------------------------------------------------------------------------
     def _draw_query(self, shape: str) -> KGQuery | None:
@@ -238,7 +252,8 @@ class SparqlAccess:
                  max_topics: int = 100_000) -> None:
         from rdflib import Graph
 
-        self.graph = graph_or_store if isinstance(graph_or_store, Graph) else Graph(store=graph_or_store)
+        self.graph = as_endpoint(graph_or_store) or (
+            graph_or_store if isinstance(graph_or_store, Graph) else Graph(store=graph_or_store))
         self.timeout_s, self.max_topics = timeout_s, max_topics
         self._topics = {True: sorted(topics, key=term_key), False: sorted(topics, key=term_key)} if topics else {}
 

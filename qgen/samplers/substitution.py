@@ -18,12 +18,12 @@ from typing import Any, Callable, Iterable, Iterator
 
 from parsers.errors import LogicalFormError
 from parsers.sparql.entities import entity_id, expand
-from parsers.sparql.labels import GraphLabels
 from parsers.sparql.lexer import declaration_spans, lex, prefix_declarations, split_pname
 from parsers.sparql.normalize import normalize_tokens
 from parsers.sparql.prefixes import WELL_KNOWN_PREFIXES
 from qgen.datasets.records import RawExample
 from qgen.samplers import SamplerStats, outcome_of, sparql_key
+from qgen.samplers.endpoint import labels_for
 from qgen.samplers.kg_index import SAFE_LOCAL, answer_id, term_key
 from qgen.samplers.readonly import prepare_query, run_sparql
 
@@ -74,13 +74,13 @@ def _write_like(text: str, kind: str, iri: str, prefixes: dict[str, str]) -> str
 
 
 class EntitySubstitution:
-    """Seeded substitution over an rdflib Graph (or an endpoint Graph from ``readonly.endpoint_graph``)."""
+    """Seeded substitution over an rdflib Graph (or an endpoint from ``readonly.endpoint_graph``)."""
 
     def __init__(self, graph: Any, config: SubstitutionConfig | None = None,
                  labels: Callable[[str], str | None] | None = None) -> None:
         self.graph = graph
         self.config = config or SubstitutionConfig()
-        self.labels = labels or GraphLabels(graph)  # e.g. GraphLabels(KGIndex) to read names faster
+        self.labels = labels or labels_for(graph, self.config.timeout_s)  # e.g. GraphLabels(KGIndex): faster
         self.rng = random.Random(self.config.seed)
         self.stats = SamplerStats()
         self.seen: set[str] = set()
@@ -106,7 +106,14 @@ class EntitySubstitution:
         self.seen.add(sparql_key(seed.logical_form))
         kept: list[RawExample] = []
         for candidate in self._candidates(topic, pattern):
-            record = self._try(seed, topic, candidate, len(kept), is_count_query(algebra))
+            drawn = self.stats.drawn
+            try:
+                record = self._try(seed, topic, candidate, len(kept), is_count_query(algebra))
+            except LogicalFormError as error:  # a name lookup through an endpoint that failed
+                if self.stats.drawn != drawn:
+                    raise
+                self.stats.add(outcome_of(error))
+                continue
             if record is not None:
                 kept.append(record)
                 if len(kept) >= self.config.per_seed:
@@ -156,7 +163,6 @@ class EntitySubstitution:
         if size > self.config.max_answers:
             self.stats.add("too_many_answers")
             return None
-        self.stats.add("kept")
         stale = {old, entity_id(old) or old}
         names = {k: v for k, v in seed.names.items() if k not in stale}
         if name:
@@ -165,10 +171,12 @@ class EntitySubstitution:
         shown = [str(count)] if count is not None else [self._answer_name(v) for v in values]
         raw = {"sampler": "substitution", "seed": self.config.seed, "seed_id": seed.id, "replaced": old,
                "by": new, "answer_ids": ids}
-        return RawExample(
+        record = RawExample(
             id=f"{seed.id}~sub{number}", split="synthetic", lf_type="sparql", logical_form=lf, question=None,
             source="substitution", raw=json.dumps(raw, ensure_ascii=False), names=names, answers=shown,
         )
+        self.stats.add("kept")
+        return record
 
     def _answer_name(self, value: Any) -> str:
         from rdflib import URIRef

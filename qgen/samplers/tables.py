@@ -6,6 +6,9 @@ picks a table and a random witness row, a selected column and an aggregate (``MA
 (``=`` for text; ``=``, ``>`` or ``<`` for numbers), builds the statement with sqlglot and runs it
 through ``readonly.run_sql`` on a read-only SQLite connection with a time limit. Tables come from
 CSV or Parquet files (an in-memory copy, switched to query-only) or a SQLite file (``mode=ro``).
+A cell longer than ``max_value_chars`` is never written into a query nor kept as an answer (a
+draw that would need it is ``unsampleable``); a source without a table that has rows is refused
+with ``NoRowsError``.
 """
 from __future__ import annotations
 
@@ -29,6 +32,12 @@ _OPERATORS = {"=": exp.EQ, ">": exp.GT, "<": exp.LT}
 _NUMERIC_AGGREGATES = {"MAX", "MIN", "SUM", "AVG"}
 
 
+class NoRowsError(LogicalFormError):
+    """No table of the source has a row to draw from."""
+
+    stage = "input"
+
+
 @dataclass(frozen=True)
 class TableInfo:
     name: str
@@ -42,6 +51,7 @@ class TableSamplerConfig:
     seed: int = 0
     max_answers: int = 10  # keep queries with 1..K answer values
     timeout_s: float = 2.0
+    max_value_chars: int = 1000  # longer cells are not used as condition values or answers
     aggregate_weights: Mapping[str, float] = field(
         default_factory=lambda: {"": 6.0, "COUNT": 1.0, "MAX": 1.0, "MIN": 1.0, "SUM": 0.5, "AVG": 0.5})
     condition_weights: tuple[float, ...] = (0.7, 0.22, 0.08)  # P(1, 2, 3 conditions)
@@ -97,7 +107,10 @@ def _is_numeric(conn: sqlite3.Connection, table: str, column: str, timeout_s: fl
     col, tab = quote_identifier(column), quote_identifier(table)
     sql = (f"SELECT SUM(typeof({col}) IN ('integer', 'real')), SUM(typeof({col}) NOT IN "
            f"('integer', 'real', 'null')) FROM {tab}")
-    good, bad = run_sql(conn, sql, timeout_s)[0]
+    try:
+        good, bad = run_sql(conn, sql, timeout_s)[0]
+    except LogicalFormError:  # too slow, or a value too large to read: the draws that read it fail
+        return False
     return bool(good) and not bad
 
 
@@ -107,7 +120,13 @@ class TableSampler(Sampler):
     def __init__(self, conn: sqlite3.Connection, config: TableSamplerConfig | None = None) -> None:
         self.conn = conn
         self.config = config or TableSamplerConfig()
-        self.tables = [t for t in describe_tables(conn, self.config.timeout_s) if t.rows and t.columns]
+        described = describe_tables(conn, self.config.timeout_s)
+        self.tables = [t for t in described if t.rows and t.columns]
+        if not self.tables:
+            empty = [t.name for t in described]
+            raise NoRowsError("the database has no tables" if not empty else
+                              f"table {empty[0]} has no rows" if len(empty) == 1 else
+                              f"tables {', '.join(empty)} have no rows")
         super().__init__(self.config.seed)
 
     @classmethod
@@ -132,7 +151,11 @@ class TableSampler(Sampler):
         if spec is None:
             return self._outcome("unsampleable")
         sql = build_sql(table, *spec)
-        if not self._first_time(sql_key(sql)):
+        try:
+            key = sql_key(sql)
+        except LogicalFormError as error:  # e.g. column names too long for a logical form
+            return self._outcome(outcome_of(error))
+        if not self._first_time(key):
             return None
         try:
             rows = run_sql(self.conn, sql, self.config.timeout_s, max_rows=self.config.max_answers + 1)
@@ -143,6 +166,8 @@ class TableSampler(Sampler):
             return self._outcome("no_answer")
         if len(answers) > self.config.max_answers:
             return self._outcome("too_many_answers")
+        if any(len(a) > self.config.max_value_chars for a in answers):
+            return self._outcome("unsampleable")
         self.stats.add("kept")
         sel, agg, conds = spec
         wikisql = {"sel": sel, "agg": AGG_OPS.index(agg), "conds": [[c, COND_OPS.index(op), v] for c, op, v in conds]}
@@ -159,7 +184,7 @@ class TableSampler(Sampler):
         weights = {a: w for a, w in self.config.aggregate_weights.items()
                    if a not in _NUMERIC_AGGREGATES or table.numeric[sel]}
         agg = rng.choices(list(weights), list(weights.values()))[0]
-        usable = [i for i in range(width) if i != sel and _usable(row[i])]
+        usable = [i for i in range(width) if i != sel and _usable(row[i], self.config.max_value_chars)]
         if not usable:
             return None
         counts = self.config.condition_weights[: len(usable)]
@@ -189,11 +214,14 @@ def _literal(value: Any) -> exp.Literal:
     return exp.Literal.number(repr(value) if isinstance(value, float) else str(value))
 
 
-def _usable(value: Any) -> bool:
-    """A condition value the query text can hold exactly: text, an integer, a finite real."""
+def _usable(value: Any, max_chars: int) -> bool:
+    """A condition value the query text can hold exactly: text up to ``max_chars``, an integer, a
+    finite real."""
     if isinstance(value, float):
         return math.isfinite(value)
-    return isinstance(value, (str, int)) and not isinstance(value, bool)
+    if isinstance(value, str):
+        return len(value) <= max_chars
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _text(value: Any) -> str:
