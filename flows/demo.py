@@ -19,12 +19,13 @@ from prefect import flow
 
 from flows.preprocess import preprocess_flow
 from flows.synthesize import synthesize_flow
-from flows.train import train_flow
+from flows.train import train_arguments, train_task
 from qgen.demo import (DEMO_DIR, DEMO_FOLDER, FULL, QUICK, DemoSizes, corpus_lines, demo_files, mark_demo_folder,
                        reset_demo_folder)
 from qgen.io.output_folder import claimed_folder
 
 MODEL = "scratchpad_extended"  # Copy + Scratchpad; the extended vocabulary copies names unseen in training
+PARSER = "copynet_extended"  # the round-trip filter's parser: question -> logical form, copying names and values
 SEED = 3
 
 
@@ -36,17 +37,22 @@ def demo_flow(out: str = "qgen-out", sizes: Optional[dict[str, Any]] = None, dem
     files = demo_files(Path(demo_dir) if demo_dir else DEMO_DIR)
     root = Path(out).resolve()
     report = preprocess_flow(str(files.pairs), str(root / "preprocessed"), workers=1)
-    trained = train_flow(str(root / "preprocessed" / "train.parquet"), str(root / "model"), model=MODEL,
-                         epochs=s.epochs, batch_size=s.batch_size, learning_rate=s.learning_rate,
-                         teacher_forcing=s.teacher_forcing, hidden=s.hidden, embedding=s.embedding, layers=s.layers,
-                         dropout=s.dropout, max_seconds=s.max_train_seconds, seed=SEED)
+    examples = str(root / "preprocessed" / "train.parquet")
+    # The generator and the parser train side by side (one CPU thread each), from the same Parquet.
+    common_sizes = {"batch_size": s.batch_size, "learning_rate": s.learning_rate, "teacher_forcing": s.teacher_forcing,
+                    "hidden": s.hidden, "embedding": s.embedding, "layers": s.layers, "dropout": s.dropout, "seed": SEED}
+    generator = train_task.submit(examples, str(root / "model"), *train_arguments(
+        MODEL, epochs=s.epochs, max_seconds=s.max_train_seconds, **common_sizes), task="generate")
+    parser = train_task.submit(examples, str(root / "parser"), *train_arguments(
+        PARSER, epochs=s.parser_epochs, max_seconds=s.max_parser_seconds, **common_sizes), task="parse")
+    trained, parsed = generator.result(), parser.result()
     common = {"checkpoint": trained["checkpoint"], "seed": SEED, "beam": s.beam, "shard_size": s.shard_size,
-              "dask_address": dask_address, "dask_workers": dask_workers}
+              "dask_address": dask_address, "dask_workers": dask_workers, "parser": parsed["checkpoint"]}
     graph = synthesize_flow(out=str(root / "corpus" / "graph"), from_graph=str(files.graph), count=s.graph_count,
                             **common)
     tables = synthesize_flow(out=str(root / "corpus" / "tables"), from_tables=[str(t) for t in files.tables],
                              count=s.table_count, **common)
-    return {"preprocess": report.summary(), "files": report.files, "train": trained,
+    return {"preprocess": report.summary(), "files": report.files, "train": trained, "parser": parsed,
             "corpora": {"graph": str(root / "corpus" / "graph"), "tables": str(root / "corpus" / "tables")},
             "counts": {"graph": graph["counts"], "tables": tables["counts"]}}
 
@@ -73,6 +79,8 @@ def _demo_lines(root: Path, quick: bool, dask_address: Optional[str], dask_worke
     # The embedded server (started for this run when no PREFECT_API_URL is set) inherits this:
     # no usage telemetry from a demo, and no failing calls to it on a machine without internet.
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    # Prefect gives its embedded server 20 s to start; on a busy 2-core machine it took longer.
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
     from prefect.settings import PREFECT_API_URL
 
     api = PREFECT_API_URL.value()
@@ -85,11 +93,15 @@ def _demo_lines(root: Path, quick: bool, dask_address: Optional[str], dask_worke
     t = result["train"]
     yield (f"trained {MODEL} (Copy + Scratchpad, hidden {sizes.hidden}) for {t['epochs_run']} epochs on {t['device']}; "
            f"best epoch {t['best_epoch']} (validation loss {t['best_valid_loss']:.3f})")
+    p = result["parser"]
+    yield (f"trained the round-trip parser {PARSER} (question -> logical form) for {p['epochs_run']} epochs beside it; "
+           f"best epoch {p['best_epoch']} (validation loss {p['best_valid_loss']:.3f})")
     for name, corpus in result["corpora"].items():
         yield from corpus_lines(corpus, f"corpus from the demo {'graph' if name == 'graph' else 'tables'}")
     for path in result["files"]:
         yield f"wrote {Path(path).resolve()}"
     yield f"wrote {t['checkpoint']}"
+    yield f"wrote {p['checkpoint']}"
     for corpus in result["corpora"].values():
         yield f"wrote {corpus}/pairs/*.parquet, rejects/*.parquet, manifest.json, README.md"
     yield f"done in {seconds:.0f} s; load a corpus with pandas.read_parquet('{result['corpora']['graph']}/pairs')"

@@ -58,9 +58,11 @@ def synthesize_shards_flow(checkpoint: str, out: str, from_file: Optional[str] =
                            max_answers: int = 10, beam: int = 4, shard_size: int = 1000, max_overcopy: int = 0,
                            max_repeated_ngrams: int = 0, min_score: Optional[float] = None,
                            data_dir: Optional[str] = None, submit: bool = False,
-                           in_flight: int = 32, no_repeat: bool = False) -> dict[str, Any]:
+                           in_flight: int = 32, no_repeat: bool = False,
+                           round_trip: Optional[dict[str, Any]] = None) -> dict[str, Any]:
     """The corpus run itself, on whatever task runner the caller gave this flow."""
     from qgen.synth.filter import FilterThresholds
+    from qgen.synth.round_trip import RoundTripOptions
     from qgen.synth.run import synthesize_from_source
     from qgen.synth.sources import open_source
 
@@ -71,7 +73,8 @@ def synthesize_shards_flow(checkpoint: str, out: str, from_file: Optional[str] =
                                   min_score=min_score)
     return synthesize_from_source(source, checkpoint, out, beam=beam, shard_size=shard_size, thresholds=thresholds,
                                   seed=seed, log=logger.info, map_shards=shard_mapper(submit, in_flight),
-                                  no_repeat=no_repeat)
+                                  no_repeat=no_repeat,
+                                  round_trip=RoundTripOptions(**round_trip) if round_trip else None)
 
 
 @flow(name="qgen-synthesize", log_prints=True)
@@ -81,7 +84,10 @@ def synthesize_flow(checkpoint: str, out: str = "qgen-out/corpus", from_file: Op
                     count: int = 1000, seed: int = 0, max_answers: int = 10, beam: int = 4, shard_size: int = 1000,
                     max_overcopy: int = 0, max_repeated_ngrams: int = 0, min_score: Optional[float] = None,
                     data_dir: Optional[str] = None, dask_address: Optional[str] = None,
-                    dask_workers: int = 0, in_flight: int = 32, no_repeat: bool = False) -> dict[str, Any]:
+                    dask_workers: int = 0, in_flight: int = 32, no_repeat: bool = False,
+                    parser: Optional[str] = None, round_trip: bool = True,
+                    round_trip_rules: Optional[dict[str, str]] = None, round_trip_k: int = 1,
+                    round_trip_threshold: Optional[float] = None) -> dict[str, Any]:
     """Write a (logical form, question) corpus to ``out``; returns its manifest.
 
     Exactly one of ``from_file``, ``from_graph`` (optionally with ``substitute_from``),
@@ -90,13 +96,20 @@ def synthesize_flow(checkpoint: str, out: str = "qgen-out/corpus", from_file: Op
     ``in_flight``: at most this many shards submitted to the cluster at a time (bounds memory).
     ``out`` may hold ``{date}`` (the run's scheduled day, YYYY-MM-DD): one corpus per scheduled run.
     ``no_repeat``: decode with no word right after itself.
+    ``parser``: the round-trip filter's parser (default: ``../parser/best.pt`` beside the checkpoint's
+    folder, where the train flows put it); ``round_trip=False`` turns the filter off.
     """
+    from qgen.synth.round_trip import default_parser
+
+    parser = (parser or default_parser(checkpoint)) if round_trip else None
+    trip = ({"checkpoint": str(parser), "rules": tuple(sorted((round_trip_rules or {}).items())), "k": round_trip_k,
+             "threshold": round_trip_threshold} if parser else None)
     out = str(Path(run_folder(out)).resolve())
     runner = dask_task_runner(dask_address, dask_workers)
     shards = synthesize_shards_flow if runner is None else synthesize_shards_flow.with_options(task_runner=runner)
     manifest = shards(checkpoint, out, from_file, from_graph, from_endpoint, from_tables, substitute_from, count,
                       seed, max_answers, beam, shard_size, max_overcopy, max_repeated_ngrams, min_score, data_dir,
-                      submit=runner is not None, in_flight=in_flight, no_repeat=no_repeat)
+                      submit=runner is not None, in_flight=in_flight, no_repeat=no_repeat, round_trip=trip)
     source_file = Path(out) / "source.json"
     source = json.loads(source_file.read_text()) if source_file.is_file() else None
     publish(f"qgen-synthesize-{Path(out).name}", corpus_markdown(manifest, source, sample_pairs(out), Path(out)),

@@ -18,14 +18,14 @@ from flows.results import json_results, plain
 
 @task(name="train", persist_result=True, retries=1, retry_delay_seconds=5, **json_results())
 def train_task(examples: str, out: str, model: dict[str, Any], train_config: dict[str, Any],
-               entity_replacement: bool = True) -> dict[str, Any]:
+               entity_replacement: bool = True, task: str = "generate") -> dict[str, Any]:
     from qgen.model import ModelConfig
     from qgen.train import TrainConfig
     from qgen.train_job import train_on_examples
 
     logger = get_run_logger()
     result = train_on_examples(examples, out, ModelConfig.from_dict(model), TrainConfig(**train_config),
-                               entity_replacement=entity_replacement, log=logger.info)
+                               entity_replacement=entity_replacement, log=logger.info, task=task)
     return plain({**asdict(result), "checkpoint": str(Path(result.out_dir) / "best.pt")})
 
 
@@ -33,8 +33,29 @@ def train_task(examples: str, out: str, model: dict[str, Any], train_config: dic
 def train_flow(examples: str, out: str = "out/model", model: str = "scratchpad_extended", epochs: int = 75,
                batch_size: int = 32, learning_rate: float = 1e-4, teacher_forcing: float = 0.5,
                hidden: int = 512, embedding: int = 300, layers: int = 2, dropout: float = 0.5,
-               max_seconds: Optional[float] = None, seed: int = 1, glove: Optional[str] = None) -> dict[str, Any]:
-    """Train a question generator on a preprocessed examples file; returns the result and ``checkpoint``."""
+               max_seconds: Optional[float] = None, seed: int = 1, glove: Optional[str] = None,
+               task: str = "generate") -> dict[str, Any]:
+    """Train a question generator (``task="generate"``) or a semantic parser (``task="parse"``, for
+    the round-trip filter) on a preprocessed examples file; returns the result and ``checkpoint``."""
+    model_cfg, train_config, entity_replacement = train_arguments(
+        model, epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, teacher_forcing=teacher_forcing,
+        hidden=hidden, embedding=embedding, layers=layers, dropout=dropout, max_seconds=max_seconds, seed=seed,
+        glove=glove)
+    result = train_task(examples, str(Path(out).resolve()), model_cfg, train_config, entity_replacement, task)
+    history = [[h["epoch"], h["train_loss"], h["valid_loss"], h["seconds"]] for h in result["history"]]
+    markdown = "\n".join([f"# Trained `{model}` on `{examples}`", "",
+                          f"{result['epochs_run']} epochs on {result['device']}; best epoch {result['best_epoch']} "
+                          f"(validation loss {result['best_valid_loss']:.3f})", "",
+                          table(["epoch", "train loss", "valid loss", "seconds"], history)])
+    publish(f"qgen-train-{model}", markdown, result["checkpoint"], f"checkpoint {result['checkpoint']}",
+            "losses per target token")
+    return result
+
+
+def train_arguments(model: str, epochs: int, batch_size: int, learning_rate: float, teacher_forcing: float,
+                    hidden: int, embedding: int, layers: int, dropout: float, max_seconds: Optional[float], seed: int,
+                    glove: Optional[str] = None) -> tuple[dict[str, Any], dict[str, Any], bool]:
+    """``train_task``'s model configuration, training configuration and entity replacement for a named model."""
     from qgen.model import VARIANTS
 
     if model not in VARIANTS:
@@ -44,13 +65,4 @@ def train_flow(examples: str, out: str = "out/model", model: str = "scratchpad_e
     train_config = {"epochs": epochs, "batch_size": batch_size, "learning_rate": learning_rate,
                     "teacher_forcing": teacher_forcing, "max_seconds": max_seconds, "seed": seed,
                     "glove_path": glove}
-    result = train_task(examples, str(Path(out).resolve()), model_cfg.as_dict(), train_config,
-                        variant.entity_replacement)
-    history = [[h["epoch"], h["train_loss"], h["valid_loss"], h["seconds"]] for h in result["history"]]
-    markdown = "\n".join([f"# Trained `{model}` on `{examples}`", "",
-                          f"{result['epochs_run']} epochs on {result['device']}; best epoch {result['best_epoch']} "
-                          f"(validation loss {result['best_valid_loss']:.3f})", "",
-                          table(["epoch", "train loss", "valid loss", "seconds"], history)])
-    publish(f"qgen-train-{model}", markdown, result["checkpoint"], f"checkpoint {result['checkpoint']}",
-            "losses per target token")
-    return result
+    return model_cfg.as_dict(), train_config, variant.entity_replacement

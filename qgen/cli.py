@@ -39,12 +39,12 @@ def _train_config(**fields):
         fail(str(error), 2)
 
 
-def _parse_names(pairs: List[str]) -> dict[str, str]:
+def _parse_names(pairs: List[str], option: str = "--name ID=NAME") -> dict[str, str]:
     names: dict[str, str] = {}
     for pair in pairs:
         ident, sep, name = pair.partition("=")
         if not sep or not ident.strip():
-            fail(f"--name expects ID=NAME, got {pair!r}", 2)
+            fail(f"{option.split()[0]} expects {option.split()[1]}, got {pair!r}", 2)
         names[ident.strip()] = name.strip()
     return names
 
@@ -117,8 +117,12 @@ def train(
     seed: int = typer.Option(1, "--seed"),
     teacher_forcing: float = typer.Option(0.5, "--teacher-forcing", help=option_help.TEACHER_FORCING),
     teacher_forcing_per: str = typer.Option("step", "--teacher-forcing-per", help=option_help.TEACHER_FORCING_PER),
+    task: str = typer.Option("generate", "--task", help="generate (logical form -> question) or parse (question -> "
+                                                        "logical form: the semantic parser of the round-trip filter)."),
+    layers: int = typer.Option(2, "--layers", help="GRU layers (the paper: 2)."),
+    dropout: float = typer.Option(0.5, "--dropout", help="Dropout between GRU layers (the paper: 0.5)."),
 ) -> None:
-    """Train a question generator (resuming from <out>/last.pt when it is there)."""
+    """Train a question generator or a parser (resuming from <out>/last.pt when it is there)."""
     from dataclasses import replace
 
     from qgen.model import VARIANTS
@@ -126,12 +130,18 @@ def train(
 
     if model not in VARIANTS:
         fail(f"--model must be one of {', '.join(VARIANTS)}, got {model!r}", 2)
+    if task not in ("generate", "parse"):
+        fail(f"--task must be generate or parse, got {task!r}", 2)
     variant = VARIANTS[model]
     cfg = _train_config(epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, seed=seed,
                         max_seconds=max_seconds, glove_path=str(glove) if glove else None,
                         teacher_forcing=teacher_forcing, teacher_forcing_per=teacher_forcing_per)
-    result = train_on_examples(examples, out, replace(variant.model, hidden_size=hidden, embedding_dim=embedding), cfg,
-                               entity_replacement=variant.entity_replacement, log=typer.echo)
+    try:
+        model_cfg = replace(variant.model, hidden_size=hidden, embedding_dim=embedding, num_layers=layers, dropout=dropout)
+    except ValueError as error:
+        fail(str(error), 2)
+    result = train_on_examples(examples, out, model_cfg, cfg, entity_replacement=variant.entity_replacement,
+                               log=typer.echo, task=task)
     typer.echo(f"{result.epochs_run} epochs on {result.device}; best epoch {result.best_epoch} "
                f"(valid loss {result.best_valid_loss:.3f}); wrote {Path(result.out_dir).resolve() / 'best.pt'}")
 
@@ -212,7 +222,8 @@ def generate(
 
 @app.command()
 def benchmark(
-    dataset: str = typer.Argument("webqsp", help="webqsp or wikisql."),
+    dataset: str = typer.Argument("webqsp", help="webqsp or wikisql; or downstream (then TARGET: wikisql)."),
+    target: Optional[str] = typer.Argument(None, help="With downstream: the dataset (wikisql)."),
     models: str = typer.Option("seq2seq,seq2seq_priors,copynet,coverage,scratchpad,scratchpad_extended", "--models",
                                help="Comma-separated rows of the seed paper's Table 1 (+ scratchpad_extended)."),
     epochs: int = typer.Option(75, "--epochs", help="Epochs per model (the paper: 75)."),
@@ -226,14 +237,58 @@ def benchmark(
     no_repeat: bool = typer.Option(False, "--no-repeat", help=option_help.NO_REPEAT_BENCHMARK),
     seed: int = typer.Option(1, "--seed", help=option_help.BENCHMARK_SEED),
 ) -> None:
-    """Train and evaluate the Table 1 models; write predictions, metrics.json and a results README."""
+    """Train and evaluate the Table 1 models; write predictions, metrics.json and a results README.
+
+    `qgen benchmark downstream wikisql` is the downstream benchmark instead (see `qgen downstream --help`)."""
     from qgen.benchmark import run_benchmark
+
+    if dataset == "downstream":  # the defaults of `qgen downstream`, which has every option
+        downstream(target or "wikisql", prep=work_dir / "prep" / "wikisql", data_dir=data_dir,
+                   work_dir=work_dir / "downstream" / (target or "wikisql"), results=results, rows=None,
+                   low_fraction=0.1, synthetic=4000, curve="1000,2000", parser_epochs=20, generator_epochs=25,
+                   hidden=256, max_seconds=max_seconds if max_seconds is not None else 1500.0, seed=seed)
+        return
 
     cfg = _train_config(epochs=epochs, max_seconds=max_seconds, glove_path=str(glove) if glove else None,
                         teacher_forcing=teacher_forcing, teacher_forcing_per=teacher_forcing_per, seed=seed)
     readme = run_benchmark(dataset, models.split(","), cfg, work_dir, results, data_dir, no_repeat=no_repeat,
                            log=typer.echo)
     typer.echo(f"wrote {readme}")
+
+
+@app.command()
+def downstream(
+    dataset: str = typer.Argument("wikisql", help="wikisql (WebQSP: no honest logical-form sampler without Freebase)."),
+    prep: Path = typer.Option(Path("out/wikisql"), "--prep", help="qgen preprocess wikisql --out DIR: DIR."),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Datasets root."),
+    work_dir: Path = typer.Option(Path("out/downstream/wikisql"), "--work-dir", help="Checkpoints and the synthetic corpus."),
+    results: Path = typer.Option(Path("benchmarks/results"), "--results", help="Where metrics.json and README.md go."),
+    rows: Optional[str] = typer.Option(None, "--rows", help="Comma-separated rows to run (default: all); "
+                                                             "the report collects every finished row."),
+    low_fraction: float = typer.Option(0.1, "--low-fraction", help="Share of the training questions kept as labels."),
+    synthetic: int = typer.Option(4000, "--synthetic", help="Synthetic logical forms drawn."),
+    curve: str = typer.Option("1000,2000", "--curve", help="Smaller synthetic sizes for the curve rows."),
+    parser_epochs: int = typer.Option(20, "--parser-epochs"),
+    generator_epochs: int = typer.Option(25, "--generator-epochs"),
+    hidden: int = typer.Option(256, "--hidden"),
+    max_seconds: Optional[float] = typer.Option(1500.0, "--max-seconds", help="Time budget per training run."),
+    seed: int = typer.Option(1, "--seed"),
+) -> None:
+    """Downstream benchmark: a parser trained on a tenth of WikiSQL, with and without a filtered qgen corpus."""
+    from qgen.downstream import DownstreamConfig, run_downstream
+
+    if dataset != "wikisql":
+        fail(f"the downstream benchmark runs on wikisql only, got {dataset!r}", 2)
+    try:
+        cfg = DownstreamConfig(low_fraction=low_fraction, synthetic=synthetic,
+                               curve=tuple(int(n) for n in curve.split(",") if n.strip()), seed=seed, hidden=hidden,
+                               parser_epochs=parser_epochs, generator_epochs=generator_epochs, max_seconds=max_seconds)
+    except ValueError as error:
+        fail(str(error), 2)
+    metrics = run_downstream(prep, work_dir, results, cfg, data_dir, rows.split(",") if rows else None, log=typer.echo)
+    for row, value in metrics["dev_lf_em"].items():
+        typer.echo(f"{row}: dev LF exact match {value:.4f}")
+    typer.echo(f"wrote {results / 'downstream' / 'wikisql' / 'metrics.json'}")
 
 
 @app.command()
@@ -255,11 +310,28 @@ def synthesize(
     min_score: Optional[float] = typer.Option(None, "--min-score", help="Floor on the length-normalised log-probability."),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Datasets root, for a dataset name."),
     no_repeat: bool = typer.Option(False, "--no-repeat", help=option_help.NO_REPEAT),
+    parser: Optional[Path] = typer.Option(None, "--parser", help="A parser (qgen train --task parse) for the round-trip "
+                                                                 "filter; default: ../parser/best.pt beside the "
+                                                                 "checkpoint's folder when there is one."),
+    no_round_trip: bool = typer.Option(False, "--no-round-trip", help="No round-trip filter, even with a parser."),
+    round_trip_rule: List[str] = typer.Option([], "--round-trip-rule", help="TYPE=RULE (repeatable), RULE exact or "
+                                                                             "score; default sparql=score, sql=score."),
+    round_trip_k: int = typer.Option(1, "--round-trip-k", help="Rule exact: a match among the K best parses."),
+    round_trip_threshold: Optional[float] = typer.Option(None, "--round-trip-threshold",
+                                                         help="Rule score: the floor (default: the parser's calibration)."),
 ) -> None:
     """Generate a (logical form, question) corpus: pairs/ and rejects/ Parquet shards, manifest.json, README.md."""
     from qgen.synth import FilterThresholds
+    from qgen.synth.round_trip import RoundTripOptions, default_parser
     from qgen.synth.run import synthesize_from_source
     from qgen.synth.sources import open_source
+
+    parser = None if no_round_trip else (parser or default_parser(checkpoint))
+    round_trip = None
+    if parser is not None:
+        rules = _parse_names(round_trip_rule, "--round-trip-rule TYPE=RULE")
+        round_trip = RoundTripOptions(str(parser), tuple(sorted(rules.items())), round_trip_k, round_trip_threshold)
+        typer.echo(f"round-trip filter: parser {parser}")
 
     source = open_source(from_file, str(from_graph) if from_graph else None, from_endpoint,
                          [str(p) for p in from_tables], substitute_from, count, seed, max_answers, data_dir=data_dir)
@@ -270,7 +342,7 @@ def synthesize(
     with progress_bar("synthesize") as update:
         manifest = synthesize_from_source(source, checkpoint, out, beam=beam, shard_size=shard_size,
                                           thresholds=thresholds, seed=seed, log=typer.echo, no_repeat=no_repeat,
-                                          progress=lambda done: update(done, None))
+                                          progress=lambda done: update(done, None), round_trip=round_trip)
     counts = manifest["counts"]
     typer.echo(f"inputs={counts['inputs']} pairs={counts['pairs']} rejects={counts['rejects']}")
     typer.echo(f"wrote {out.resolve()}")

@@ -20,7 +20,7 @@ from qgen.io.output_folder import FolderKind, remove_tree, write_file
 DEMO_DIR = Path(__file__).resolve().parent.parent / "data" / "demo"
 TABLES = ("ferries.csv", "festivals.csv")
 MARKER = "qgen-demo.json"
-OUTPUTS = ("preprocessed", "model", "corpus")  # what the demo writes beside its marker
+OUTPUTS = ("preprocessed", "model", "parser", "corpus")  # what the demo writes beside its marker
 DEMO_FOLDER = FolderKind("demo output", MARKER, "qgen-demo-1", (MARKER, *OUTPUTS))
 
 
@@ -37,6 +37,8 @@ class DemoSizes:
     batch_size: int = 16
     teacher_forcing: float = 1.0
     max_train_seconds: float = 180.0  # no new epoch after this; the demo's time guard on slow machines
+    parser_epochs: int = 25  # the round-trip parser, trained beside the generator
+    max_parser_seconds: float = 150.0
     graph_count: int = 300  # logical forms sampled from the graph
     table_count: int = 200  # and from the tables
     shard_size: int = 100
@@ -45,7 +47,7 @@ class DemoSizes:
 
 
 FULL = DemoSizes()
-QUICK = DemoSizes(epochs=1, hidden=16, embedding=8, graph_count=12, table_count=8, shard_size=5, beam=2)
+QUICK = DemoSizes(epochs=1, hidden=16, embedding=8, graph_count=12, table_count=8, shard_size=5, beam=2, parser_epochs=1)
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,16 @@ def corpus_lines(corpus: str | Path, label: str, samples: int = 4) -> Iterator[s
     counts = manifest["counts"]
     stages = ", ".join(f"{k} {v}" for k, v in counts["rejects_by_stage"].items()) or "none"
     yield f"{label}: inputs {counts['inputs']} = pairs {counts['pairs']} + rejects {counts['rejects']} ({stages})"
+    trip, audit = manifest.get("round_trip") or {}, manifest.get("audit") or {}
+    if manifest.get("round_trip_settings"):
+        yield (f"  round-trip filter: judged {trip.get('judged', 0)}, removed {trip.get('removed', 0)}; "
+               f"faithfulness audit of the kept pairs: {audit.get('passed', 0)} of {audit.get('audited', 0)} pass")
+        from qgen.synth.card import sample_rejects
+
+        for row in sample_rejects(corpus, manifest, "round_trip", 0, 1):
+            yield f"  rejected Q: {row['question']}"
+            yield f"     LF: {brief(row['logical_form'])}"
+            yield f"     the parser read: {row['round_trip']['parse']}"
     if counts["pairs"]:
         rows = ds.dataset(corpus / "pairs", format="parquet").to_table(columns=["logical_form", "question"]).to_pylist()
         for row in rows[:: max(1, len(rows) // samples)][:samples]:

@@ -106,6 +106,10 @@ def run_downstream(prep_dir: str | Path, work_dir: str | Path, results_dir: str 
 
     prep, work = Path(prep_dir), Path(work_dir)
     work.mkdir(parents=True, exist_ok=True)
+    if not (prep / "counts.json").exists():
+        from qgen.preprocess import preprocess_dataset
+
+        log(preprocess_dataset("wikisql", prep, data_dir=data_dir).summary())
     wikisql_valid_ids(prep, data_dir)
     splits = load_splits(prep, cfg, data_dir)
     log(f"low {len(splits.low)} / train {len(splits.train)} / valid {len(splits.valid)} / dev {len(splits.dev)}")

@@ -68,6 +68,9 @@ VARIANTS: dict[str, Variant] = {
     # names never seen in a training question; synthesis needs it (issue 3 asks for both on WebQSP).
     "scratchpad_extended": Variant("scratchpad_extended",
                                    ModelConfig(copy="extended", coverage_dim=10, memory="scratchpad"), True, True, 1),
+    # Not a row of Table 1: Copynet with the extended vocabulary, the default semantic parser
+    # (qgen.parse: question -> logical form; names and values are copied from the question).
+    "copynet_extended": Variant("copynet_extended", ModelConfig(copy="extended"), True, True, 1),
     # An experiment, not the paper's: the write gate also sees the copy weight of its position.
     "scratchpad_focus": Variant("scratchpad_focus",
                                 ModelConfig(copy="intersection", coverage_dim=10, memory="scratchpad_focus"),

@@ -17,7 +17,7 @@ and English; a question can pass them and still be wrong, so the audit bounds er
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from parsers.sparql.prefixes import WELL_KNOWN_PREFIXES
 from parsers.tokens import nl_tokens
@@ -68,12 +68,6 @@ def audit_pair(lf_type: str, logical_form: str, lf_tokens: Sequence[str], questi
         if not _states_aggregate(words, aggregate):
             failures.append(f"aggregate {aggregate.upper()} not stated")
     return AuditResult(tuple(failures))
-
-
-def audit_rate(results: Iterable[AuditResult]) -> dict[str, float | int | None]:
-    results = list(results)
-    passed = sum(r.passed for r in results)
-    return {"audited": len(results), "passed": passed, "pass_rate": passed / len(results) if results else None}
 
 
 def _holds(words: list[str], value: Sequence[str]) -> bool:
@@ -155,3 +149,24 @@ def _sparql_facts(tokens: list[str]) -> tuple[list[list[str]], list[str], list[s
     if "order" in tokens and "limit" in tokens and tokens[tokens.index("limit") + 1: tokens.index("limit") + 2] == ["1"]:
         aggregates.append("superlative")
     return values, comparisons, aggregates
+
+
+def audit_statistics(results: Iterable[AuditResult]) -> dict[str, Any]:
+    """Counts for the manifest and the card: audited, passed, and each failed check's kind."""
+    stats: dict[str, Any] = {"audited": 0, "passed": 0, "failures": {}}
+    for result in results:
+        stats["audited"] += 1
+        stats["passed"] += int(result.passed)
+        for failure in result.failures:
+            kind = failure.split(" ")[0] + (" direction" if "other direction" in failure else "")
+            stats["failures"][kind] = stats["failures"].get(kind, 0) + 1
+    return stats
+
+
+def merge_audit_statistics(parts: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Sum per-shard audit statistics and add the pass rate."""
+    from qgen.synth.round_trip import merge_counts
+
+    total = merge_counts(parts, {"audited": 0, "passed": 0, "failures": {}})
+    total["pass_rate"] = total["passed"] / total["audited"] if total["audited"] else None
+    return total

@@ -55,7 +55,7 @@ def render_card(out: Path, manifest: dict[str, Any], seed: int, sample_size: int
         f"is the best of a beam of {settings['beam']} (length-normalised log-probability, alpha {settings['alpha']}"
         f"{'; no word right after itself' if settings.get('no_repeat') else ''}) "
         f"of the model `{model['model_id']}` (copy mode `{model['copy']}`), kept only when it passes the "
-        "over-copy filter. Nothing was dropped silently: every input is a pair or a reject.", "",
+        "over-copy filter and, when a parser is given, the round-trip filter. Nothing was dropped silently: every input is a pair or a reject.", "",
         f"- created: {manifest['created_at']} (one timestamp per run, the `created_at` column)",
         f"- schema version: {manifest['schema_version']}; code version: {manifest.get('code_version', '')}",
         f"- seed: {settings['seed']}; shards: {len(manifest['shards'])} of up to {settings['shard_size']} inputs", "",
@@ -74,6 +74,8 @@ def render_card(out: Path, manifest: dict[str, Any], seed: int, sample_size: int
         *_table(["filter reason (leading)", "pairs"], sorted(stats["by_reason"].items())), "",
         *_table(["excess copies", "questions"], list(stats["overcopy"].items())), "",
         *_table(["repeated n-grams", "questions"], list(stats["repeated_ngrams"].items())), "",
+        *_round_trip_section(out, manifest, seed),
+        *_audit_section(manifest),
         f"## Sample of pairs (seed {seed})", "",
         *_table(["id", "logical form", "question", "score", "copy fraction"],
                 [[r["id"], r["logical_form"], r["question"], r["score"], r["copy_fraction"]]
@@ -95,6 +97,53 @@ def render_card(out: Path, manifest: dict[str, Any], seed: int, sample_size: int
         "```", "",
     ]
     return "\n".join(lines)
+
+
+def _round_trip_section(out: Path, manifest: dict[str, Any], seed: int, size: int = 5) -> list[str]:
+    settings, stats = manifest.get("round_trip_settings"), manifest.get("round_trip") or {}
+    if not settings:
+        return ["## Round-trip filter", "", "Off: no parser was given (`--parser`).", ""]
+    rules = ", ".join(f"{lf_type}: `{rule}`" for lf_type, rule in sorted(settings["rules"].items()))
+    lines = ["## Round-trip filter", "",
+             "Each question the over-copy filter kept was parsed back by a semantic parser trained on the same "
+             f"data (`{settings['parser']}`) and kept when the parser reads it as its logical form. Rules per "
+             f"logical-form type: {rules} (`exact`: a parse among the {settings['k']} best equals the logical form "
+             "in canonical form; `score`: log p(logical form | question), length-normalised, is at least "
+             f"{_cell(settings['threshold'])}, the {(settings.get('calibration') or {}).get('percentile', 5):g}th "
+             "percentile of the parser's held-out real pairs).", "",
+             f"Judged {stats.get('judged', 0)}, kept {stats.get('kept', 0)}, removed {stats.get('removed', 0)}.", ""]
+    rejected = sample_rejects(out, manifest, "round_trip", seed, size)
+    if rejected:
+        lines += ["Sample of removed pairs:", "",
+                  *_table(["logical form", "question", "parse", "score"],
+                          [[r["logical_form"], r["question"], r["round_trip"]["parse"], r["round_trip"]["score"]]
+                           for r in rejected]), ""]
+    return lines
+
+
+def _audit_section(manifest: dict[str, Any]) -> list[str]:
+    audit = manifest.get("audit") or {}
+    rate = audit.get("pass_rate")
+    return ["## Faithfulness audit (kept pairs)", "",
+            "Rule checks without a model (`qgen.synth.audit`): every condition value and entity name of the "
+            "logical form is in the question, each comparison is stated in the right direction, each aggregate "
+            "is stated.", "",
+            f"Passed {audit.get('passed', 0)} of {audit.get('audited', 0)}"
+            + (f" ({rate:.1%})." if rate is not None else "."), "",
+            *_table(["failed check", "pairs"], sorted((audit.get("failures") or {}).items())), ""]
+
+
+def sample_rejects(out: Path, manifest: dict[str, Any], stage: str, seed: int, size: int) -> list[dict[str, Any]]:
+    """Up to ``size`` reject inputs of ``stage`` (their JSON, with question and verdict), seeded."""
+    import json
+
+    found = []
+    for entry in manifest["shards"]:
+        table = pq.read_table(out / entry["rejects"]["path"], columns=["stage", "input"])
+        found += [json.loads(text) for st, text in zip(table.column("stage").to_pylist(),
+                                                        table.column("input").to_pylist()) if st == stage]
+    random.Random(seed).shuffle(found)
+    return found[:size]
 
 
 def write_card(out: Path, manifest: dict[str, Any], seed: int, sample_size: int = 10) -> Path:

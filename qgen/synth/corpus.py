@@ -46,7 +46,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from itertools import islice
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import torch
 
@@ -56,7 +56,10 @@ from qgen.io.output_folder import FolderKind, OutputFolderError, write_file, wri
 from qgen.io.parquet import ParquetSink
 from qgen.synth.card import write_card
 from qgen.synth.filter import FilterThresholds, OverCopyFilter, Verdict, filter_statistics, merge_statistics
+from qgen.synth.audit import audit_pair, audit_statistics, merge_audit_statistics
 from qgen.synth.generator import QuestionWriter
+from qgen.synth.round_trip import (RoundTripFilter, RoundTripOptions, RoundTripVerdict, cached_filter, judge_pairs,
+                                   merge_counts, round_trip_statistics)
 from qgen.synth.schema import PAIR_SCHEMA, REJECT_SCHEMA, SCHEMA_VERSION, PairRow, RejectRow, record_json
 from qgen.train import resolve_device
 from qgen.version import code_version
@@ -94,6 +97,7 @@ class ShardJob:
     seed: int
     meta: dict[str, Any]
     labels: Callable[[str], str | None] | None = field(default=None, compare=False)
+    round_trip: RoundTripOptions | None = None  # the round-trip filter's parser, if any
 
 
 ShardMap = Callable[[Callable[[ShardJob], dict[str, Any]], Iterable[ShardJob]], Iterable[dict[str, Any]]]
@@ -106,7 +110,8 @@ def synthesize(records: Iterable[RawExample], checkpoint: str | Path, out_dir: s
                tokenize_timeout_s: float | None = 10.0, labels: Callable[[str], str | None] | None = None,
                sample_size: int = 10, log: Callable[[str], None] = print, no_repeat: bool = False,
                map_shards: ShardMap | None = None,
-               progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+               progress: Callable[[int], None] | None = None, round_trip: RoundTripOptions | None = None,
+               lf_types: Sequence[str] | None = None) -> dict[str, Any]:
     """Generate, filter and write the corpus for ``records``; returns the final manifest.
 
     Starting it again on the same ``out_dir`` with the same input and settings resumes (see the
@@ -114,6 +119,9 @@ def synthesize(records: Iterable[RawExample], checkpoint: str | Path, out_dir: s
     given, must call ``write_shard`` once per job (anywhere: threads, processes, a cluster) and yield
     every returned entry (in any order); by default each shard is written here, one after another.
     ``progress(inputs_done)`` is called after each finished shard (a progress bar's feed).
+    ``round_trip``: the round-trip filter's parser and rules (``qgen.synth.round_trip``), applied to
+    the pairs the over-copy filter keeps; ``lf_types`` (when the source knows them) are checked
+    against the parser's before anything is written.
     """
     if shard_size < 1:
         raise ValueError(f"shard_size must be >= 1, got {shard_size}")
@@ -126,6 +134,9 @@ def synthesize(records: Iterable[RawExample], checkpoint: str | Path, out_dir: s
                 "thresholds": thresholds.as_dict(), "schema_version": SCHEMA_VERSION}
     if no_repeat:  # only when set, so a corpus begun before this setting existed still resumes
         settings["no_repeat"] = True
+    judge = _round_trip_judge(round_trip, checkpoint, lf_types)
+    if judge is not None:  # only when set, as no_repeat
+        settings["round_trip"] = {**judge.settings(), "parser": file_checksum(judge.checkpoint)}
     manifest = _open_manifest(out, settings, log)
     created_at = datetime.fromisoformat(manifest["created_at"])
     writer_options = {"beam": beam, "alpha": alpha, "max_len": max_len, "batch_size": batch_size,
@@ -134,6 +145,8 @@ def synthesize(records: Iterable[RawExample], checkpoint: str | Path, out_dir: s
     writer = QuestionWriter(checkpoint, labels=labels, **writer_options)
     manifest["model"] = {"path": str(checkpoint), "checksum": checksum, "model_id": writer.model_id,
                          "copy": writer.copy_mode, "config": writer.model.cfg.as_dict()}
+    if judge is not None:
+        manifest["round_trip_settings"] = judge.settings()
     done = {entry["index"]: entry for entry in manifest["shards"]}
     counted = {"shards": 0}
 
@@ -152,11 +165,11 @@ def synthesize(records: Iterable[RawExample], checkpoint: str | Path, out_dir: s
             meta = {"schema_version": SCHEMA_VERSION, "shard": index, "created_at": manifest["created_at"],
                     "model": manifest["model"]["model_id"], "settings": manifest["settings"]}
             yield ShardJob(index, tuple(items), digest, str(out), str(checkpoint), writer_options, thresholds, seed,
-                           meta, labels)
+                           meta, labels, round_trip)
 
     if map_shards is None:
         overcopy_filter = OverCopyFilter(thresholds)
-        entries: Iterable[dict[str, Any]] = (_write_job(job, writer, overcopy_filter) for job in jobs())
+        entries: Iterable[dict[str, Any]] = (_write_job(job, writer, overcopy_filter, judge) for job in jobs())
     else:
         entries = map_shards(write_shard, jobs())
     for entry in entries:
@@ -180,18 +193,34 @@ def write_shard(job: ShardJob) -> dict[str, Any]:
     if writer is None:
         _writers.clear()
         writer = _writers[key] = QuestionWriter(job.checkpoint, labels=job.labels, **job.writer_options)
-    return _write_job(job, writer, OverCopyFilter(job.thresholds))
+    judge = cached_filter(job.round_trip) if job.round_trip is not None else None
+    return _write_job(job, writer, OverCopyFilter(job.thresholds), judge)
 
 
-def _write_job(job: ShardJob, writer: QuestionWriter, overcopy_filter: OverCopyFilter) -> dict[str, Any]:
+def _round_trip_judge(options: RoundTripOptions | None, checkpoint: str | Path,
+                      lf_types: Sequence[str] | None) -> RoundTripFilter | None:
+    """The round-trip filter, refused before the run when its parser cannot judge this run's pairs."""
+    if options is None:
+        return None
+    from qgen.checkpoint import read_payload
+
+    judge = cached_filter(options)
+    judge.check_compatible(list(lf_types or ()), read_payload(checkpoint))
+    return judge
+
+
+def _write_job(job: ShardJob, writer: QuestionWriter, overcopy_filter: OverCopyFilter,
+               judge: RoundTripFilter | None = None) -> dict[str, Any]:
     """Generate, filter and write one shard; its manifest entry."""
     started = time.perf_counter()
     torch.manual_seed(job.seed * 1_000_003 + job.index)  # per shard: a shard's rows never depend on the others
     items = list(job.items)
-    pairs, rejects, verdicts = _make_rows(items, writer, overcopy_filter)
+    pairs, rejects, verdicts, round_trips = _make_rows(items, writer, overcopy_filter, judge)
+    audits = [audit_pair(p.lf_type, p.logical_form, p.lf_tokens, p.question) for p in pairs]
     return {"index": job.index, "first_position": items[0][0], "inputs": len(items), "input_sha256": job.input_sha256,
             **_write_shard(Path(job.out_dir), job.index, pairs, rejects, job.meta),
             "rejects_by_stage": _count_stages(rejects), "filter": filter_statistics(verdicts),
+            "round_trip": round_trip_statistics(round_trips), "audit": audit_statistics(audits),
             "seconds": round(time.perf_counter() - started, 3)}
 
 
@@ -229,29 +258,39 @@ def _input_digest(items: list[tuple[int, RawExample, str | None]], by_name: bool
 
 
 def _make_rows(items: list[tuple[int, RawExample, str | None]], writer: QuestionWriter,
-               overcopy_filter: OverCopyFilter) -> tuple[list[PairRow], list[RejectRow], list[Verdict]]:
-    """Generate and filter one shard; rows in input order."""
+               overcopy_filter: OverCopyFilter, judge: RoundTripFilter | None = None
+               ) -> tuple[list[PairRow], list[RejectRow], list[Verdict], list[RoundTripVerdict]]:
+    """Generate and filter one shard (over-copy, then round trip on what it keeps); rows in input order."""
     fresh = [(position, record) for position, record, duplicate in items if duplicate is None]
     results = iter(writer.write([r for _, r in fresh], [p for p, _ in fresh]))
-    pairs: list[PairRow] = []
-    rejects: list[RejectRow] = []
-    verdicts: list[Verdict] = []
+    outcomes: list[tuple[int, RawExample, PairRow | RejectRow, Verdict | None]] = []
     for position, record, duplicate in items:
         if duplicate is not None:
-            rejects.append(RejectRow(record.id, "input", duplicate, record_json(record, position)))
+            outcomes.append((position, record, RejectRow(record.id, "input", duplicate, record_json(record, position)), None))
             continue
         result = next(results)
-        if isinstance(result, RejectRow):
-            rejects.append(result)
-            continue
-        verdict = overcopy_filter.judge_pair(result)
-        verdicts.append(verdict)
-        if verdict.keep:
-            pairs.append(result)
-        else:
+        outcomes.append((position, record, result, None if isinstance(result, RejectRow) else overcopy_filter.judge_pair(result)))
+    verdicts = [v for *_, v in outcomes if v is not None]
+    candidates = [result for *_, result, v in outcomes if v is not None and v.keep]
+    round_trips = judge_pairs(judge, candidates) if judge is not None and candidates else []
+    by_pair = {id(pair): verdict for pair, verdict in zip(candidates, round_trips)}
+    pairs: list[PairRow] = []
+    rejects: list[RejectRow] = []
+    for position, record, result, verdict in outcomes:
+        if verdict is None:
+            rejects.append(result)  # type: ignore[arg-type]
+        elif not verdict.keep:
             rejects.append(RejectRow(result.id, "filter", verdict.reason or "", record_json(
                 record, position, question=result.question, score=result.score)))
-    return pairs, rejects, verdicts
+        elif id(result) in by_pair and not by_pair[id(result)].keep:
+            trip = by_pair[id(result)]
+            threshold = judge.threshold if judge is not None else None
+            rejects.append(RejectRow(result.id, "round_trip", trip.reason(threshold), record_json(
+                record, position, question=result.question, score=result.score,
+                round_trip={"rule": trip.rule, "score": trip.score, "parse": trip.parse})))
+        else:
+            pairs.append(result)  # type: ignore[arg-type]
+    return pairs, rejects, verdicts, round_trips
 
 
 def _write_shard(out: Path, index: int, pairs: list[PairRow], rejects: list[RejectRow],
@@ -342,7 +381,11 @@ def _finish(out: Path, manifest: dict[str, Any], shards: int, seed: int, sample_
             counts["rejects_by_stage"][stage] = counts["rejects_by_stage"].get(stage, 0) + n
     if counts["inputs"] != counts["pairs"] + counts["rejects"]:  # cannot happen; guard the promise
         raise CorpusError(f"lost inputs: {counts}")
-    manifest.update(counts=counts, filter=merge_statistics(e["filter"] for e in entries), status="complete")
+    manifest.update(counts=counts, filter=merge_statistics(e["filter"] for e in entries), status="complete",
+                    round_trip=merge_counts((e.get("round_trip", {}) for e in entries),
+                                            {"judged": 0, "kept": 0, "removed": 0, "by_rule": {}}),
+                    audit=merge_audit_statistics(e.get("audit", {"audited": 0, "passed": 0, "failures": {}})
+                                                 for e in entries))
     shutil.rmtree(out / ".tmp", ignore_errors=True)
     write_card(out, manifest, seed, sample_size)
     _write_json(out / "manifest.json", manifest)

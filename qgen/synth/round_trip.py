@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import torch
 
@@ -31,6 +31,12 @@ from qgen.parse import Parser
 
 RULES = ("exact", "score")
 DEFAULT_RULES: dict[str, str] = {"sparql": "score", "sql": "score"}
+
+
+def default_parser(checkpoint: str | Path) -> Path | None:
+    """The parser trained beside a generator (``<run>/model/best.pt`` -> ``<run>/parser/best.pt``), if any."""
+    candidate = Path(checkpoint).resolve().parent.parent / "parser" / "best.pt"
+    return candidate if candidate.is_file() else None
 
 
 class RoundTripSetupError(ValueError):
@@ -45,6 +51,8 @@ class RoundTripVerdict:
     parse: str  # the parser's best parse, space-joined ("" when it produced none)
 
     def reason(self, threshold: float | None) -> str:
+        if self.rule == "unsupported":
+            return "round_trip: the parser was not trained on this logical-form type"
         if self.rule == "score":
             return (f"round_trip: rule score, log p(lf | question) {self.score:.4f} below {threshold:.4f}; "
                     f"parse: {self.parse!r}")
@@ -108,3 +116,69 @@ class RoundTripFilter:
         parses = dict(zip(failed, self.parser.parse([questions[i] for i in failed], beam=1))) if failed else {}
         return [RoundTripVerdict(i not in parses, rule, s, " ".join(parses[i][0][0]) if parses.get(i) else "")
                 for i, s in enumerate(scores)]
+
+
+@dataclass(frozen=True)
+class RoundTripOptions:
+    """What a shard needs to build its ``RoundTripFilter`` on any process (picklable)."""
+
+    checkpoint: str
+    rules: tuple[tuple[str, str], ...] = ()
+    k: int = 1
+    threshold: float | None = None
+
+    def __post_init__(self) -> None:  # rules as hashable pairs, whatever the caller passed (a dict, lists)
+        rules = self.rules.items() if isinstance(self.rules, dict) else self.rules
+        object.__setattr__(self, "rules", tuple(sorted((str(t), str(r)) for t, r in rules)))
+
+    def build(self, device: str | torch.device = "cpu") -> RoundTripFilter:
+        return RoundTripFilter(self.checkpoint, dict(self.rules), k=self.k, threshold=self.threshold, device=device)
+
+
+_filters: dict[RoundTripOptions, RoundTripFilter] = {}  # per process: the last parser loaded
+
+
+def cached_filter(options: RoundTripOptions) -> RoundTripFilter:
+    if options not in _filters:
+        _filters.clear()
+        _filters[options] = options.build()
+    return _filters[options]
+
+
+def judge_pairs(judge: RoundTripFilter, pairs: Sequence[Any]) -> list[RoundTripVerdict]:
+    """Verdicts for generated pairs (``PairRow``s) of any mix of logical-form types, in order; a pair
+    of a type the parser was not trained on is rejected with an empty parse."""
+    verdicts: list[RoundTripVerdict | None] = [None] * len(pairs)
+    by_type: dict[str, list[int]] = {}
+    for i, pair in enumerate(pairs):
+        by_type.setdefault(pair.lf_type, []).append(i)
+    for lf_type, indices in by_type.items():
+        if lf_type not in judge.parser.lf_types:
+            for i in indices:
+                verdicts[i] = RoundTripVerdict(False, "unsupported", float("nan"), "")
+            continue
+        found = judge.judge(lf_type, [pairs[i].question.split() for i in indices], [pairs[i].lf_tokens for i in indices])
+        for i, verdict in zip(indices, found):
+            verdicts[i] = verdict
+    return verdicts  # type: ignore[return-value]
+
+
+def round_trip_statistics(verdicts: Sequence[RoundTripVerdict]) -> dict[str, Any]:
+    stats: dict[str, Any] = {"judged": len(verdicts), "kept": 0, "removed": 0, "by_rule": {}}
+    for v in verdicts:
+        stats["kept" if v.keep else "removed"] += 1
+        rule = stats["by_rule"].setdefault(v.rule, {"judged": 0, "kept": 0})
+        rule["judged"] += 1
+        rule["kept"] += int(v.keep)
+    return stats
+
+
+def merge_counts(parts: Iterable[dict[str, Any]], total: dict[str, Any]) -> dict[str, Any]:
+    """Add per-shard counts (nested dicts of numbers) into ``total``."""
+    for part in parts:
+        for key, value in part.items():
+            if isinstance(value, dict):
+                merge_counts([value], total.setdefault(key, {}))
+            elif isinstance(value, (int, float)):
+                total[key] = total.get(key, 0) + value
+    return total

@@ -11,6 +11,10 @@ from qgen.synth.filter import FilterThresholds
 from qgen.synth.sources import Source
 
 
+# The logical-form type each sampler writes (a file may hold any mix: checked per pair instead).
+LF_TYPES_BY_KIND = {"graph": ["sparql"], "endpoint": ["sparql"], "substitution": ["sparql"], "tables": ["sql"]}
+
+
 @writes_folder("out_dir", CORPUS_FOLDER, CorpusError)  # the lock also covers source.json and the card's addition
 def synthesize_from_source(source: Source, checkpoint: str | Path, out_dir: str | Path, beam: int = 4,
                            shard_size: int = 1000, thresholds: FilterThresholds | None = None, seed: int = 1,
@@ -20,6 +24,7 @@ def synthesize_from_source(source: Source, checkpoint: str | Path, out_dir: str 
     The sampler's counts (drawn, kept, duplicates dropped, no answer, ...) account for every draw;
     only kept draws become inputs of the corpus, where inputs = pairs + rejects.
     """
+    options.setdefault("lf_types", LF_TYPES_BY_KIND.get(source.kind))  # checked against a round-trip parser
     manifest = synthesize(source.records, checkpoint, out_dir, shard_size=shard_size, beam=beam,
                           thresholds=thresholds, seed=seed, log=log, **options)
     out = Path(out_dir)

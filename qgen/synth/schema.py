@@ -27,6 +27,7 @@ STAGES = (
     "unnamed_entity",  # an entity with no name (placeholder <eN> token): nothing sensible to copy
     "generate",  # beam search failed, or gave an empty or unfinished question
     "filter",  # over-copy filter (reason: overcopy | repeated_ngram | low_score | unknown_token)
+    "round_trip",  # round-trip filter: the parser did not read the question as its logical form
 )
 
 
