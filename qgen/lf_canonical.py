@@ -50,6 +50,7 @@ def _rename_variables(tokens: list[str]) -> list[str]:
     for token in tokens:
         if previous in _SPARQL_VARIABLE_SIGILS and token not in _SPARQL_VARIABLE_SIGILS and token.isidentifier():
             token = names.setdefault(token, f"v{len(names)}")
+            out[-1] = "?"  # SPARQL's $x is ?x
         out.append(token)
         previous = token
     return out

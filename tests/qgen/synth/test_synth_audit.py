@@ -1,0 +1,95 @@
+"""The faithfulness audit: values, comparison directions and aggregates of SQL and SPARQL pairs, and
+its counts for the manifest."""
+from __future__ import annotations
+
+import pytest
+
+from parsers import tokenize_lf
+from qgen.synth.audit import AuditResult, audit_pair, audit_statistics, merge_audit_statistics
+
+HEIGHT = "SELECT name FROM lighthouses WHERE region = 'North Shore' AND \"Year lit\" < 1990"
+
+
+@pytest.mark.parametrize("sql, question, failures", [
+    (HEIGHT, "which lighthouse on the north shore was lit before 1990 ?", []),
+    (HEIGHT, "which lighthouse on the North Shore was lit earlier than 1990?", []),  # text, any case
+    (HEIGHT, "which lighthouse in the north was lit before 1990 ?", ["value 'north shore' not in the question"]),
+    (HEIGHT, "which lighthouse on the north shore was lit before 1991 ?", ["value '1990' not in the question"]),
+    (HEIGHT, "which lighthouse on the north shore was lit after 1990 ?", ["comparison < stated in the other direction"]),
+    (HEIGHT, "which lighthouse on the north shore was lit in 1990 ?", ["comparison < not stated"]),
+    ("SELECT name FROM t WHERE keepers >= 3", "which lighthouse has at least 3 keepers ?", []),
+    ("SELECT name FROM t WHERE keepers <= 3", "which lighthouse has at most 3 keepers ?", []),
+    ("SELECT name FROM t WHERE keepers <= 3", "which lighthouse has at least 3 keepers ?",
+     ["comparison < stated in the other direction"]),
+    ("SELECT name FROM t WHERE keepers >= 3", "which lighthouse has at most 3 keepers ?",
+     ["comparison > stated in the other direction"]),
+    # "most" / "least" without "at" are superlatives, not comparisons
+    ("SELECT name FROM t WHERE keepers <= 3", "which lighthouse has the most 3 keepers ?", ["comparison < not stated"]),
+    ("SELECT name FROM t WHERE keepers > 3", "which lighthouse has more than 3 keepers ?", []),
+    ("SELECT COUNT(name) FROM t WHERE region = 'x'", "how many lighthouses are in x ?", []),
+    ("SELECT COUNT(name) FROM t WHERE region = 'x'", "what is the number of lighthouses in x ?", []),
+    ("SELECT COUNT(name) FROM t WHERE region = 'x'", "which lighthouses are in x ?", ["aggregate COUNT not stated"]),
+    ("SELECT MAX(height) FROM t WHERE region = 'x'", "what is the tallest lighthouse in x ?", []),
+    ("SELECT MAX(height) FROM t WHERE region = 'x'", "what is the maximum height in x ?", []),
+    ("SELECT MAX(height) FROM t WHERE region = 'x'", "what is the height in x ?", ["aggregate MAX not stated"]),
+    ("SELECT SUM(keepers) FROM t", "how many keepers in total ?", []),
+    ("SELECT AVG(keepers) FROM t", "how many keepers ?", ["aggregate AVG not stated"]),
+])
+def test_sql_pairs(sql: str, question: str, failures: list[str]) -> None:
+    result = audit_pair("sql", sql, [], question)
+    assert list(result.failures) == failures
+    assert result.passed == (not failures)
+
+
+def test_an_unreadable_statement_or_another_type_has_nothing_to_audit() -> None:
+    assert audit_pair("sql", "SELECT FROM WHERE (", [], "anything").passed
+    assert audit_pair("mr", "name[Aromi], food[Chinese]", ["name", "aromi"], "a restaurant").passed
+
+
+def sparql_tokens(lf: str) -> list[str]:
+    return tokenize_lf(lf, "sparql", names={"m.01": "Gull Point", "m.02": "Harrow Head"}).tokens
+
+
+PREFIX = "PREFIX ns: <http://rdf.freebase.com/ns/> "
+TALLEST = PREFIX + "SELECT ?x WHERE { ns:m.01 ns:location.height ?x . } ORDER BY DESC(?x) LIMIT 1"
+FIRST_FEW = PREFIX + "SELECT ?x WHERE { ns:m.01 ns:location.height ?x . } ORDER BY DESC(?x) LIMIT 3"
+COUNTED = PREFIX + "SELECT (COUNT(?x) AS ?n) WHERE { ns:m.01 ns:location.keeper ?x . ?x ns:age ?a . FILTER(?a > 30) }"
+TWO_NAMES = PREFIX + "SELECT ?x WHERE { ns:m.01 ns:near ?x . ns:m.02 ns:near ?x . }"
+
+
+@pytest.mark.parametrize("lf, question, failures", [
+    (TALLEST, "what is the highest point of gull point ?", []),
+    (TALLEST, "what is the height of gull point ?", ["aggregate SUPERLATIVE not stated"]),
+    (TALLEST, "what is the height of harrow head ?",
+     ["value 'gull point' not in the question", "aggregate SUPERLATIVE not stated"]),
+    (FIRST_FEW, "what is the height of gull point ?", []),  # LIMIT 3 is no superlative
+    (COUNTED, "how many keepers of gull point are over 30 ?", []),
+    (COUNTED, "which keepers of gull point are over 30 ?", ["aggregate COUNT not stated"]),
+    (COUNTED, "how many keepers of gull point are older than 30 ?", ["comparison > not stated"]),  # not in the lexicon
+    (COUNTED, "how many keepers of gull point are under 30 ?", ["comparison > stated in the other direction"]),
+    (TWO_NAMES, "what is near gull point and harrow head ?", []),
+    (TWO_NAMES, "what is near gull point ?", ["value 'harrow head' not in the question"]),
+])
+def test_sparql_pairs(lf: str, question: str, failures: list[str]) -> None:
+    assert list(audit_pair("sparql", lf, sparql_tokens(lf), question).failures) == failures
+
+
+def test_entity_names_are_read_after_ent_up_to_the_next_prefix_or_punctuation() -> None:
+    tokens = sparql_tokens(TWO_NAMES)
+    assert tokens[tokens.index("ent:") + 1: tokens.index("ent:") + 3] == ["gull", "point"]
+    # the question is matched as tokens, in order: the name's words apart do not count
+    assert not audit_pair("sparql", TWO_NAMES, tokens, "point gull near harrow head ?").passed
+
+
+def test_statistics_count_each_failed_check_and_merge_with_a_pass_rate() -> None:
+    results = [AuditResult(()), AuditResult(("value 'x' not in the question", "comparison < not stated")),
+               AuditResult(("comparison > stated in the other direction", "aggregate COUNT not stated")),
+               AuditResult(("value 'y' not in the question",))]
+    stats = audit_statistics(results)
+    assert stats == {"audited": 4, "passed": 1, "failures": {"value": 2, "comparison": 1, "comparison direction": 1,
+                                                              "aggregate": 1}}
+    merged = merge_audit_statistics([stats, audit_statistics([AuditResult(())]), audit_statistics([])])
+    assert (merged["audited"], merged["passed"], merged["pass_rate"]) == (5, 2, pytest.approx(0.4))
+    assert merged["failures"] == stats["failures"]
+    empty = merge_audit_statistics([])
+    assert empty["audited"] == 0 and empty["pass_rate"] is None

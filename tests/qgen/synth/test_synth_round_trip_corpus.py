@@ -1,0 +1,111 @@
+"""The round-trip filter inside synthesis: what it removes becomes ``round_trip`` rejects with the
+parser's verdict, the manifest and the card report it and the audit; a parser that cannot judge the
+run's logical forms is refused before anything is written."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from tiny_parser import CITIES, RELATIONS, sparql, train_tiny_parser
+
+from qgen import cli
+from qgen.datasets.records import RawExample
+from qgen.synth import FilterThresholds, synthesize
+from qgen.synth.round_trip import RoundTripOptions, RoundTripSetupError
+
+REPO = Path(__file__).resolve().parents[3]
+RUN = dict(shard_size=4, beam=2, seed=3, batch_size=8, device="cpu", log=lambda _: None)
+LENIENT = FilterThresholds(max_repeated_ngrams=1)  # the tiny generator repeats itself
+
+
+def records() -> list[RawExample]:
+    """Ten SPARQL inputs over seen and unseen names, and one that does not parse (a ``tokenize`` reject)."""
+    names = CITIES + ["quito", "lima", "rome", "zagreb"]
+    good = [RawExample(f"q{i}", "test", "sparql", sparql(i, RELATIONS[i % 2][0]), None, "toy", "{}",
+                       names={f"m.0{i:04d}": name}) for i, name in enumerate(names)]
+    return good + [RawExample("broken", "test", "sparql", "SELECT ?x WHERE { ?x ns:", None, "toy", "{}")]
+
+
+@pytest.fixture(scope="module")
+def parser(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return train_tiny_parser(tmp_path_factory.mktemp("parser"))
+
+
+def rejects_of(out: Path) -> pd.DataFrame:
+    return pd.read_parquet(out / "rejects")
+
+
+def test_a_threshold_no_pair_can_reach_removes_every_kept_pair(tiny_checkpoint: Path, parser: Path,
+                                                               tmp_path: Path) -> None:
+    plain = synthesize(records(), tiny_checkpoint, tmp_path / "plain", thresholds=LENIENT, **RUN)
+    generated = pd.read_parquet(tmp_path / "plain" / "pairs")
+    assert plain["counts"]["pairs"] == len(generated) == 10
+    floor = float(generated["score"].median())  # the over-copy filter's score floor now drops about half
+    passing = set(generated.loc[generated["score"] >= floor, "id"])
+    out = tmp_path / "corpus"
+    manifest = synthesize(records(), tiny_checkpoint, out, thresholds=FilterThresholds(max_repeated_ngrams=1,
+                                                                                         min_score=floor),
+                          round_trip=RoundTripOptions(str(parser), threshold=0.0 + 1), lf_types=["sparql"], **RUN)
+    counts = manifest["counts"]
+    assert manifest["filter"]["kept"] == len(passing) and 0 < len(passing) < 10
+    # length-normalised log-probabilities are <= 0 < 1: every pair the filter kept goes
+    assert counts["pairs"] == 0 and counts["inputs"] == counts["pairs"] + counts["rejects"] == 11
+    assert counts["rejects_by_stage"] == {"filter": 10 - len(passing), "round_trip": len(passing), "tokenize": 1}
+    assert manifest["round_trip"] == {"judged": len(passing), "kept": 0, "removed": len(passing),
+                                      "by_rule": {"score": {"judged": len(passing), "kept": 0}}}
+    assert manifest["audit"]["audited"] == 0 and manifest["audit"]["pass_rate"] is None  # the audit reads kept pairs
+    assert manifest["settings"]["round_trip"]["threshold"] == 1.0
+    rejects = rejects_of(out)
+    assert len(rejects) == counts["rejects"] and rejects["id"].is_unique
+    tripped = rejects[rejects["stage"] == "round_trip"]
+    assert set(tripped["id"]) == passing
+    for _, row in tripped.iterrows():
+        data = json.loads(row["input"])
+        verdict = data["round_trip"]
+        assert verdict["rule"] == "score" and isinstance(verdict["parse"], str)
+        assert verdict["score"] < 1.0 and f"{verdict['score']:.4f} below 1.0000" in row["reason"]
+        assert data["question"] and data["logical_form"].startswith("PREFIX ns:")
+    card = (out / "README.md").read_text()
+    assert "## Round-trip filter" in card and f"removed {len(passing)}" in card
+    assert "## Faithfulness audit" in card
+
+
+def test_a_threshold_every_pair_reaches_removes_nothing(tiny_checkpoint: Path, parser: Path, tmp_path: Path) -> None:
+    manifest = synthesize(records(), tiny_checkpoint, tmp_path / "corpus",
+                          thresholds=LENIENT, round_trip=RoundTripOptions(str(parser), threshold=-1e9), **RUN)
+    counts = manifest["counts"]
+    assert "round_trip" not in counts["rejects_by_stage"]
+    assert counts["pairs"] == manifest["filter"]["kept"] > 0
+    assert manifest["round_trip"]["judged"] == manifest["round_trip"]["kept"] == counts["pairs"]
+    assert manifest["audit"]["audited"] == counts["pairs"]
+    assert 0.0 <= manifest["audit"]["pass_rate"] <= 1.0
+    assert len(pd.read_parquet(tmp_path / "corpus" / "pairs")) == counts["pairs"]
+    assert "## Faithfulness audit" in (tmp_path / "corpus" / "README.md").read_text()
+
+
+def test_a_parser_for_other_logical_forms_is_refused_before_the_run(tiny_checkpoint: Path, parser: Path,
+                                                                    tmp_path: Path) -> None:
+    out = tmp_path / "corpus"
+    with pytest.raises(RoundTripSetupError, match="cannot judge sql"):
+        synthesize(records(), tiny_checkpoint, out, round_trip=RoundTripOptions(str(parser)), lf_types=["sql"], **RUN)
+    assert not (out / "manifest.json").exists() and not (out / "pairs").exists()
+
+
+def test_synthesize_command_refuses_a_sparql_parser_for_tables(tiny_checkpoint: Path, parser: Path, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "corpus"
+    monkeypatch.setattr(sys, "argv", ["qgen", "synthesize", "--checkpoint", str(tiny_checkpoint), "--out", str(out),
+                                      "--parser", str(parser), "--count", "5", "--from-tables",
+                                      str(REPO / "tests" / "fixtures" / "samplers" / "lighthouses.csv")])
+    with pytest.raises(SystemExit) as exited:
+        cli.run()  # the console entry point: one line on stderr, no traceback
+    assert exited.value.code != 0
+    captured = capsys.readouterr()
+    lines = [line for line in captured.err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: RoundTripSetupError: ") and "cannot judge sql" in lines[0]
+    assert "wrote" not in captured.out
+    assert not (out / "manifest.json").exists() and not (out / "pairs").exists()
