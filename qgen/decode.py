@@ -150,19 +150,25 @@ def beam_search(model: torch.nn.Module, batch: Batch, beam: int = 4, max_len: in
 
 
 @torch.inference_mode()
-def forced_scores(model: torch.nn.Module, batch: Batch, alpha: float = 1.0) -> list[float]:
-    """Per example, the length-normalised log-probability of its gold target (``batch.tgt``, EOS
-    included) under teacher forcing: one batched pass, the score a beam search would give it."""
+def forced_token_log_probs(model: torch.nn.Module, batch: Batch) -> list[list[float]]:
+    """Per example, the log-probability of each token of its gold target (``batch.tgt``, EOS
+    included) under teacher forcing: one batched pass over the step function."""
     assert batch.tgt is not None, "forced scoring needs targets"
     tgt = batch.tgt  # (batch, tgt_len)
     state = model.start(batch)
     prev = torch.full((tgt.size(0),), BOS_ID, dtype=torch.long, device=tgt.device)
-    total = torch.zeros(tgt.size(0), device=tgt.device)  # (batch,)
+    steps = []
     for t in range(tgt.size(1)):
         log_probs, state, _ = model.step(prev, state)  # (batch, extended)
         gold = tgt[:, t]  # (batch,)
-        picked = log_probs.float().gather(1, gold.clamp_max(log_probs.size(1) - 1).unsqueeze(1)).squeeze(1)
-        total = total + picked.masked_fill(gold == PAD_ID, 0.0)
+        steps.append(log_probs.float().gather(1, gold.clamp_max(log_probs.size(1) - 1).unsqueeze(1)).squeeze(1))
         prev = gold.masked_fill(gold == PAD_ID, EOS_ID)
-    lengths = (tgt != PAD_ID).sum(dim=1)  # (batch,) target tokens incl. EOS
-    return [normalise(float(s), int(n), alpha) for s, n in zip(total.tolist(), lengths.tolist())]
+    picked = torch.stack(steps, dim=1).tolist()  # (batch, tgt_len)
+    lengths = (tgt != PAD_ID).sum(dim=1).tolist()  # (batch,) target tokens incl. EOS
+    return [row[:n] for row, n in zip(picked, lengths)]
+
+
+def forced_scores(model: torch.nn.Module, batch: Batch, alpha: float = 1.0) -> list[float]:
+    """Per example, the length-normalised log-probability of its gold target: the score a beam
+    search would give it (``normalise`` over the tokens incl. EOS)."""
+    return [normalise(sum(row), len(row), alpha) for row in forced_token_log_probs(model, batch)]

@@ -121,8 +121,10 @@ def wikisql_structure(tokens: Sequence[str], header_tokens: Sequence[Sequence[st
             if condition is None:
                 return None
             conds.append(condition)
+    # The table is kept too: WikiSQL's questions have one table each, but a corpus synthesized from
+    # several tables must not take a parse over another table for a match.
     return {"sel": _column(selected, header_tokens), "agg": WIKISQL_AGGREGATES.index(agg),
-            "conds": sorted(conds, key=lambda c: (str(c[0]), c[1], c[2]))}
+            "conds": sorted(conds, key=lambda c: (str(c[0]), c[1], c[2])), "table": " ".join(table)}
 
 
 def _condition(part: list[str], header_tokens: Sequence[Sequence[str]] | None) -> list | None:

@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 import torch
 
 from qgen.data import Pair, group_of
-from qgen.decode import beam_search, forced_scores
+from qgen.decode import beam_search, forced_token_log_probs, normalise
 from qgen.lf_canonical import same_logical_form
 from qgen.model import make_batch
 
@@ -31,6 +31,10 @@ TASKS = ("generate", "parse")
 # and WebQSP's SPARQL up to ~150 (a question: 40).
 PARSE_MAX_TGT_LEN = 160
 CALIBRATION_PERCENTILE = 5.0
+# How a forced decoding's token log-probabilities become one score: their mean (length-normalised, as
+# the beam search scores), or the least probable token's: one missing name or inverted comparison
+# in a 60-token SPARQL query moves the mean little and the minimum a lot.
+SCORE_AGGREGATES = ("mean", "min")
 
 
 def read_task_pairs(path: str | Path, task: str = "generate", entity_replacement: bool = True) -> list[Pair]:
@@ -96,16 +100,20 @@ class Parser:
                 out[i] = [(self.tgt_vocab.decode(h.ids, oovs), h.score) for h in hyps]
         return out
 
-    def score(self, questions: Sequence[Sequence[str]], lfs: Sequence[Sequence[str]]) -> list[float]:
-        """Length-normalised log p(LF | question) by forced decoding, batched."""
+    def score(self, questions: Sequence[Sequence[str]], lfs: Sequence[Sequence[str]],
+              aggregate: str = "mean") -> list[float]:
+        """log p(LF | question) by forced decoding, batched: length-normalised (``mean``, the score a
+        beam search gives), or the least probable token's (``min``)."""
+        if aggregate not in SCORE_AGGREGATES:
+            raise ValueError(f"aggregate must be one of {SCORE_AGGREGATES}, got {aggregate!r}")
         out = [0.0] * len(questions)
         order = sorted(range(len(questions)), key=lambda i: len(questions[i]))
         for start in range(0, len(order), self.batch_size):
             chunk = order[start : start + self.batch_size]
             batch = make_batch([questions[i] or ["<unk>"] for i in chunk], [list(lfs[i])[: self.max_len] for i in chunk],
                                self.src_vocab, self.tgt_vocab, self.model.cfg.copy).to(self.device)
-            for i, value in zip(chunk, forced_scores(self.model, batch)):
-                out[i] = value
+            for i, row in zip(chunk, forced_token_log_probs(self.model, batch)):
+                out[i] = normalise(sum(row), len(row), 1.0) if aggregate == "mean" else min(row)
         return out
 
 
@@ -127,10 +135,12 @@ def calibrate(checkpoint: str | Path, valid_pairs: Sequence[Pair], percentile: f
     pairs = [p for p in valid_pairs if p.src]
     if not pairs:
         raise ValueError("calibration needs held-out pairs with questions")
-    scores = sorted(parser.score([p.src for p in pairs], [p.tgt for p in pairs]))
-    threshold = float(torch.quantile(torch.tensor(scores), percentile / 100.0))
-    calibration = {"percentile": percentile, "threshold": threshold, "pairs": len(pairs),
-                   "median": scores[len(scores) // 2]}
+    calibration: dict[str, Any] = {"percentile": percentile, "pairs": len(pairs)}
+    for aggregate in SCORE_AGGREGATES:  # "threshold" (mean) and "threshold_min"
+        scores = torch.tensor(parser.score([p.src for p in pairs], [p.tgt for p in pairs], aggregate))
+        key = "threshold" if aggregate == "mean" else f"threshold_{aggregate}"
+        calibration[key] = float(torch.quantile(scores, percentile / 100.0))
+        calibration[key.replace("threshold", "median")] = float(scores.median())
     payload = read_payload(checkpoint)
     payload["round_trip"] = calibration
     path = Path(checkpoint)

@@ -104,13 +104,16 @@ def _round_trip_section(out: Path, manifest: dict[str, Any], seed: int, size: in
     if not settings:
         return ["## Round-trip filter", "", "Off: no parser was given (`--parser`).", ""]
     rules = ", ".join(f"{lf_type}: `{rule}`" for lf_type, rule in sorted(settings["rules"].items()))
+    thresholds = settings.get("thresholds") or {"score": settings.get("threshold")}
     lines = ["## Round-trip filter", "",
              "Each question the over-copy filter kept was parsed back by a semantic parser trained on the same "
              f"data (`{settings['parser']}`) and kept when the parser reads it as its logical form. Rules per "
              f"logical-form type: {rules} (`exact`: a parse among the {settings['k']} best equals the logical form "
              "in canonical form; `score`: log p(logical form | question), length-normalised, is at least "
-             f"{_cell(settings['threshold'])}, the {(settings.get('calibration') or {}).get('percentile', 5):g}th "
-             "percentile of the parser's held-out real pairs).", "",
+             f"{_cell(thresholds.get('score'))}; `token`: the least probable token of the logical form has log p "
+             f"at least {_cell(thresholds.get('token'))}; thresholds: the "
+             f"{(settings.get('calibration') or {}).get('percentile', 5):g}th percentile of the parser's "
+             "held-out real pairs, unless given).", "",
              f"Judged {stats.get('judged', 0)}, kept {stats.get('kept', 0)}, removed {stats.get('removed', 0)}.", ""]
     rejected = sample_rejects(out, manifest, "round_trip", seed, size)
     if rejected:

@@ -284,7 +284,7 @@ def _make_rows(items: list[tuple[int, RawExample, str | None]], writer: Question
                 record, position, question=result.question, score=result.score)))
         elif id(result) in by_pair and not by_pair[id(result)].keep:
             trip = by_pair[id(result)]
-            threshold = judge.threshold if judge is not None else None
+            threshold = judge.thresholds.get(trip.rule) if judge is not None else None
             rejects.append(RejectRow(result.id, "round_trip", trip.reason(threshold), record_json(
                 record, position, question=result.question, score=result.score,
                 round_trip={"rule": trip.rule, "score": trip.score, "parse": trip.parse})))

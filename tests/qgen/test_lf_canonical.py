@@ -67,10 +67,11 @@ HEADER = [["Player"], ["No", "."], ["Pos"], ["School", "/", "Club", "Team"]]
 
 def test_wikisql_structure_reads_sel_agg_and_conds() -> None:
     assert wikisql_structure(WIKISQL) == {"sel": "school / club team", "agg": 3,
-                                          "conds": [["no .", "=", "3"], ["pos", ">", "2.5"]]}
-    assert wikisql_structure(toks("select max ( pos ) from t")) == {"sel": "pos", "agg": 1, "conds": []}
+                                          "conds": [["no .", "=", "3"], ["pos", ">", "2.5"]], "table": "t"}
+    assert wikisql_structure(toks("select max ( pos ) from t")) == {"sel": "pos", "agg": 1, "conds": [], "table": "t"}
     assert wikisql_structure(toks("SELECT Player FROM t WHERE Pos < 3")) == {"sel": "player", "agg": 0,
-                                                                            "conds": [["pos", "<", "3"]]}
+                                                                            "conds": [["pos", "<", "3"]],
+                                                                            "table": "t"}
 
 
 def test_wikisql_conditions_are_order_insensitive() -> None:
@@ -81,9 +82,10 @@ def test_wikisql_conditions_are_order_insensitive() -> None:
 
 
 def test_wikisql_columns_map_to_header_indices() -> None:
-    assert wikisql_structure(WIKISQL, HEADER) == {"sel": 3, "agg": 3, "conds": [[1, "=", "3"], [2, ">", "2.5"]]}
+    assert wikisql_structure(WIKISQL, HEADER) == {"sel": 3, "agg": 3, "conds": [[1, "=", "3"], [2, ">", "2.5"]],
+                                                 "table": "t"}
     unknown = wikisql_structure(toks("select height from t where pos > 2"), HEADER)
-    assert unknown == {"sel": "height", "agg": 0, "conds": [[2, ">", "2"]]}  # a column not in the header keeps its name
+    assert unknown == {"sel": "height", "agg": 0, "conds": [[2, ">", "2"]], "table": "t"}  # a column not in the header keeps its name
 
 
 @pytest.mark.parametrize("text", [
@@ -106,3 +108,9 @@ def test_same_sql_form_falls_back_to_the_wikisql_structure() -> None:
     assert same_logical_form(quoted, toks("select a from t where b = 3"), "sql")  # WikiSQL compares values only
     assert not same_logical_form(quoted, toks("select a from t where b = 4"), "sql")
     assert not same_logical_form(toks("select ? x where { }"), toks("select ? x where { ? y }"), "sql")
+
+
+def test_a_parse_over_another_table_is_no_match() -> None:
+    """A corpus from several tables: the same column and condition on another table is another query."""
+    assert not same_logical_form(toks("select destination from ferries where operator = ' x '"),
+                                 toks("select destination from festivals where operator = ' x '"), "sql")

@@ -19,6 +19,7 @@ from qgen.synth.schema import PairRow
 PAIRS = parse_pairs()
 QUESTIONS = [p.src for p in PAIRS]
 LFS = [p.tgt for p in PAIRS]
+SCORE = {"sparql": "score"}  # the mean-score rule (the default for SPARQL is "token")
 
 
 @pytest.fixture(scope="module")
@@ -31,10 +32,10 @@ def pair_row(lf_type: str, question: str, lf_tokens: list[str], ident: str = "p"
 
 
 def test_score_rule_keeps_pairs_at_or_above_the_threshold(parser_checkpoint: Path) -> None:
-    scores = RoundTripFilter(parser_checkpoint, threshold=0.0).parser.score(QUESTIONS, LFS)
+    scores = RoundTripFilter(parser_checkpoint, rules=SCORE, threshold=0.0).parser.score(QUESTIONS, LFS)
     assert len(set(scores)) > 2 and all(s < 0 for s in scores)
     threshold = sorted(scores)[len(scores) // 2]  # one pair sits exactly on it
-    judge = RoundTripFilter(parser_checkpoint, threshold=threshold)
+    judge = RoundTripFilter(parser_checkpoint, rules=SCORE, threshold=threshold)
     verdicts = judge.judge("sparql", QUESTIONS, LFS)
     assert [v.keep for v in verdicts] == [s >= threshold for s in scores]
     assert any(v.keep for v in verdicts) and not all(v.keep for v in verdicts)
@@ -46,10 +47,10 @@ def test_score_rule_keeps_pairs_at_or_above_the_threshold(parser_checkpoint: Pat
 
 
 def test_threshold_defaults_to_the_parsers_calibration(parser_checkpoint: Path) -> None:
-    judge = RoundTripFilter(parser_checkpoint)
+    judge = RoundTripFilter(parser_checkpoint, rules=SCORE)
     calibration = torch.load(parser_checkpoint, weights_only=True)["round_trip"]
     assert judge.threshold == calibration["threshold"] and judge.settings()["calibration"] == calibration
-    assert RoundTripFilter(parser_checkpoint, threshold=-3.5).threshold == -3.5
+    assert RoundTripFilter(parser_checkpoint, rules=SCORE, threshold=-3.5).threshold == -3.5
 
 
 def test_exact_rule_needs_a_canonical_match_among_the_k_best(parser_checkpoint: Path,
@@ -75,7 +76,7 @@ def test_exact_rule_needs_a_canonical_match_among_the_k_best(parser_checkpoint: 
 
 
 def test_a_parser_for_other_logical_forms_or_preprocessing_is_refused(parser_checkpoint: Path) -> None:
-    judge = RoundTripFilter(parser_checkpoint)
+    judge = RoundTripFilter(parser_checkpoint, rules=SCORE)
     judge.check_compatible(["sparql"])
     with pytest.raises(RoundTripSetupError, match="trained on sparql logical forms and cannot judge sql"):
         judge.check_compatible(["sql"])
@@ -101,7 +102,7 @@ def test_bad_settings_are_refused(parser_checkpoint: Path, tmp_path: Path) -> No
 
 
 def test_judge_pairs_rejects_types_the_parser_lacks_and_keeps_order(parser_checkpoint: Path) -> None:
-    judge = RoundTripFilter(parser_checkpoint, threshold=-1e9)
+    judge = RoundTripFilter(parser_checkpoint, rules=SCORE, threshold=-1e9)
     rows = [pair_row("sparql", " ".join(QUESTIONS[0]), LFS[0], "a"),
             pair_row("sql", "how many ferries ?", ["select", "count", "(", "name", ")", "from", "t"], "b"),
             pair_row("sparql", " ".join(QUESTIONS[1]), LFS[1], "c")]
@@ -150,10 +151,21 @@ def test_default_parser_sits_beside_the_generators_folder(tmp_path: Path) -> Non
 
 
 def test_statistics_count_and_merge(parser_checkpoint: Path) -> None:
-    judge = RoundTripFilter(parser_checkpoint, threshold=-1e9)
+    judge = RoundTripFilter(parser_checkpoint, rules=SCORE, threshold=-1e9)
     rows = [pair_row("sparql", " ".join(QUESTIONS[0]), LFS[0]), pair_row("sql", "which ?", ["select", "a"])]
     stats = round_trip_statistics(judge_pairs(judge, rows))
     assert stats == {"judged": 2, "kept": 1, "removed": 1,
                      "by_rule": {"score": {"judged": 1, "kept": 1}, "unsupported": {"judged": 1, "kept": 0}}}
     total = merge_counts([stats, stats], {"judged": 0, "kept": 0, "removed": 0, "by_rule": {}})
     assert total["judged"] == 4 and total["removed"] == 2 and total["by_rule"]["score"] == {"judged": 2, "kept": 2}
+
+
+def test_token_rule_judges_the_least_probable_token(parser_checkpoint: Path) -> None:
+    judge = RoundTripFilter(parser_checkpoint, rules={"sparql": "token"})
+    lowest = judge.parser.score(QUESTIONS, LFS, "min")
+    mean = judge.parser.score(QUESTIONS, LFS, "mean")
+    assert all(low <= avg + 1e-6 for low, avg in zip(lowest, mean))
+    assert judge.thresholds["token"] == judge.parser.payload["round_trip"]["threshold_min"]
+    verdicts = judge.judge("sparql", QUESTIONS, LFS)
+    assert [v.rule for v in verdicts] == ["token"] * len(QUESTIONS)
+    assert [v.keep for v in verdicts] == [low >= judge.thresholds["token"] for low in lowest]

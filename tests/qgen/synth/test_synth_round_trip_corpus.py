@@ -48,7 +48,7 @@ def test_a_threshold_no_pair_can_reach_removes_every_kept_pair(tiny_checkpoint: 
     out = tmp_path / "corpus"
     manifest = synthesize(records(), tiny_checkpoint, out, thresholds=FilterThresholds(max_repeated_ngrams=1,
                                                                                          min_score=floor),
-                          round_trip=RoundTripOptions(str(parser), threshold=0.0 + 1), lf_types=["sparql"], **RUN)
+                          round_trip=RoundTripOptions(str(parser), {"sparql": "score"}, threshold=0.0 + 1), lf_types=["sparql"], **RUN)
     counts = manifest["counts"]
     assert manifest["filter"]["kept"] == len(passing) and 0 < len(passing) < 10
     # length-normalised log-probabilities are <= 0 < 1: every pair the filter kept goes
@@ -75,7 +75,7 @@ def test_a_threshold_no_pair_can_reach_removes_every_kept_pair(tiny_checkpoint: 
 
 def test_a_threshold_every_pair_reaches_removes_nothing(tiny_checkpoint: Path, parser: Path, tmp_path: Path) -> None:
     manifest = synthesize(records(), tiny_checkpoint, tmp_path / "corpus",
-                          thresholds=LENIENT, round_trip=RoundTripOptions(str(parser), threshold=-1e9), **RUN)
+                          thresholds=LENIENT, round_trip=RoundTripOptions(str(parser), {"sparql": "score"}, threshold=-1e9), **RUN)
     counts = manifest["counts"]
     assert "round_trip" not in counts["rejects_by_stage"]
     assert counts["pairs"] == manifest["filter"]["kept"] > 0
