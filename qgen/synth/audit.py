@@ -28,6 +28,11 @@ COMPARISON_WORDS = {
     "<": {"less", "fewer", "under", "below", "before", "smaller", "lower", "earlier", "shorter", "prior",
           "most", "within", "beneath"},  # "at most" (<=)
 }
+# Words that state a comparison wherever they stand; a question holding one for a query without a
+# comparison says something else ("built after 2011" for "Year built" = 2011). Words of the query
+# itself (a column named "Higher", a value "Before Sunset") are not counted.
+SPURIOUS_COMPARISON_WORDS = {"more", "greater", "fewer", "less", "after", "before", "above", "below", "larger",
+                             "smaller", "exceeding", "exceeds"}
 _AT_WORDS = {">": "least", "<": "most"}  # "at least" / "at most": direction only after "at"
 AGGREGATE_WORDS = {
     "count": ({"many", "number", "count", "numbers"}, ()),
@@ -64,6 +69,11 @@ def audit_pair(lf_type: str, logical_form: str, lf_tokens: Sequence[str], questi
     failures = [f"value {' '.join(v)!r} not in the question" for v in values if v and not _holds(words, v)]
     for op in comparisons:
         failures.extend(_comparison_failure(words, op))
+    if not comparisons:
+        lf_words = set(lf_tokens) | {w for v in values for w in v} | set(nl_tokens(logical_form.lower()))
+        stated = sorted({w for w in words if w in SPURIOUS_COMPARISON_WORDS and w not in lf_words})
+        if stated:
+            failures.append(f"comparison stated ({', '.join(stated)}) but the query has none")
     for aggregate in aggregates:
         if not _states_aggregate(words, aggregate):
             failures.append(f"aggregate {aggregate.upper()} not stated")

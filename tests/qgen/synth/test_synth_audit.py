@@ -93,3 +93,13 @@ def test_statistics_count_each_failed_check_and_merge_with_a_pass_rate() -> None
     assert merged["failures"] == stats["failures"]
     empty = merge_audit_statistics([])
     assert empty["audited"] == 0 and empty["pass_rate"] is None
+
+
+def test_a_comparison_the_query_lacks_fails_unless_the_query_names_it() -> None:
+    """"built after 2011" for "Year built" = 2011 says something else (seen in the demo's corpus)."""
+    sql = 'SELECT COUNT("Destination") FROM "ferries" WHERE "Year built" = 2011'
+    assert audit_pair("sql", sql, [], "how many ferries built after 2011 are there ?").failures == (
+        "comparison stated (after) but the query has none",)
+    assert audit_pair("sql", sql, [], "how many ferries built in 2011 are there ?").passed
+    named = 'SELECT "Region" FROM "t" WHERE "Below 50% of median income" = \'18.6%\''
+    assert audit_pair("sql", named, [], "which region has 18.6 % below 50 % of median income ?").passed
