@@ -251,6 +251,8 @@ def write_report(work: Path, results_dir: str | Path, cfg: DownstreamConfig, spl
     rows = {p.parent.name: json.loads(p.read_text()) for p in sorted((work / "rows").glob("*/result.json"))}
     candidates_path = work / "synthetic.jsonl"
     candidates = [json.loads(line) for line in candidates_path.read_text().splitlines()] if candidates_path.exists() else []
+    for c in candidates:  # audited again here, so the table shows the audit as the code now defines it
+        c["audit"] = list(audit_pair("sql", c["logical_form"], c["lf_tokens"], c["question"]).failures)
     sizes, audit = {}, {}
     for name, keep in KEEP.items():
         kept = [c for c in candidates if keep(c)]
