@@ -104,9 +104,11 @@ def preprocess(
 @app.command()
 def train(
     examples: Path = typer.Argument(..., help="A preprocessed examples file (qgen preprocess ... --out DIR: DIR/train.parquet)."),
-    out: Path = typer.Option(Path("out/model"), "--out", help="Checkpoints: last.pt (resumable) and best.pt."),
-    model: str = typer.Option("scratchpad_extended", "--model", help="seq2seq, seq2seq_priors, copynet, coverage, "
-                                                                   "scratchpad or scratchpad_extended."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Checkpoints: last.pt (resumable) and best.pt (default "
+                                                             "out/model, with --task parse out/parser)."),
+    model: Optional[str] = typer.Option(None, "--model", help="seq2seq, seq2seq_priors, copynet, coverage, scratchpad, "
+                                                              "scratchpad_extended (the default) or copynet_extended "
+                                                              "(the default with --task parse)."),
     epochs: int = typer.Option(75, "--epochs"),
     batch_size: int = typer.Option(32, "--batch-size"),
     learning_rate: float = typer.Option(1e-4, "--learning-rate"),
@@ -128,10 +130,12 @@ def train(
     from qgen.model import VARIANTS
     from qgen.train_job import train_on_examples
 
-    if model not in VARIANTS:
-        fail(f"--model must be one of {', '.join(VARIANTS)}, got {model!r}", 2)
     if task not in ("generate", "parse"):
         fail(f"--task must be generate or parse, got {task!r}", 2)
+    model = model or ("copynet_extended" if task == "parse" else "scratchpad_extended")
+    out = out or Path("out/parser" if task == "parse" else "out/model")
+    if model not in VARIANTS:
+        fail(f"--model must be one of {', '.join(VARIANTS)}, got {model!r}", 2)
     variant = VARIANTS[model]
     cfg = _train_config(epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, seed=seed,
                         max_seconds=max_seconds, glove_path=str(glove) if glove else None,
@@ -314,11 +318,14 @@ def synthesize(
                                                                  "filter; default: ../parser/best.pt beside the "
                                                                  "checkpoint's folder when there is one."),
     no_round_trip: bool = typer.Option(False, "--no-round-trip", help="No round-trip filter, even with a parser."),
-    round_trip_rule: List[str] = typer.Option([], "--round-trip-rule", help="TYPE=RULE (repeatable), RULE exact or "
-                                                                             "score; default sparql=score, sql=score."),
+    round_trip_rule: List[str] = typer.Option([], "--round-trip-rule", help="TYPE=RULE (repeatable), RULE exact, "
+                                                                             "score or token; default sparql=token, "
+                                                                             "sql=exact."),
     round_trip_k: int = typer.Option(1, "--round-trip-k", help="Rule exact: a match among the K best parses."),
-    round_trip_threshold: Optional[float] = typer.Option(None, "--round-trip-threshold",
-                                                         help="Rule score: the floor (default: the parser's calibration)."),
+    round_trip_threshold: List[str] = typer.Option([], "--round-trip-threshold",
+                                                   help="RULE=FLOOR (repeatable) for the score rule (mean log p) or the "
+                                                        "token rule (least probable token's log p); default: the "
+                                                        "parser's calibration."),
 ) -> None:
     """Generate a (logical form, question) corpus: pairs/ and rejects/ Parquet shards, manifest.json, README.md."""
     from qgen.synth import FilterThresholds
@@ -330,7 +337,14 @@ def synthesize(
     round_trip = None
     if parser is not None:
         rules = _parse_names(round_trip_rule, "--round-trip-rule TYPE=RULE")
-        round_trip = RoundTripOptions(str(parser), tuple(sorted(rules.items())), round_trip_k, round_trip_threshold)
+        floors = {}
+        for rule, value in _parse_names(round_trip_threshold, "--round-trip-threshold RULE=FLOOR").items():
+            try:
+                floors[rule] = float(value)
+            except ValueError:
+                fail(f"--round-trip-threshold expects RULE=FLOOR with a number, got {rule}={value!r}", 2)
+        round_trip = RoundTripOptions(str(parser), tuple(sorted(rules.items())), round_trip_k,
+                                      tuple(sorted(floors.items())) or None)
         typer.echo(f"round-trip filter: parser {parser}")
 
     source = open_source(from_file, str(from_graph) if from_graph else None, from_endpoint,

@@ -13,10 +13,11 @@ held out for validation (``qgen.benchmark.wikisql_valid_ids``), reported on the 
    step 2, both rules: ``score`` and ``exact``) and by the faithfulness audit.
 5. A parser is trained per row on ``low`` plus a synthetic set and evaluated on dev (logical-form
    exact match as WikiSQL defines it: sel, agg and the set of conditions):
-   ``low``, ``low_synthetic_unfiltered``, ``_overcopy``, ``_round_trip`` (score rule),
-   ``_round_trip_token`` and ``_round_trip_exact`` (the other rules), ``_both`` (over-copy and the
-   token rule), and ``full`` (the whole training split, the ceiling); plus ``curve_<n>`` rows, the
-   ``both`` filter at smaller synthetic sizes.
+   ``low``, ``low_synthetic_unfiltered``, ``_overcopy``, ``_round_trip_score`` / ``_token`` /
+   ``_exact`` (each round-trip rule; the report's ``low_synthetic_round_trip`` is the row of the
+   default rule for SQL), ``_both`` (over-copy and the default rule), and ``full`` (the whole
+   training split, the ceiling); plus ``curve_<n>`` rows, the ``both`` filter at smaller synthetic
+   sizes.
 
 Every step keeps its output under ``work_dir`` and is skipped when it is there, so an interrupted
 run resumes; rows can be run apart (``rows``) and the report collects whatever rows have finished.
@@ -36,7 +37,7 @@ from qgen.parse import Parser, evaluate_parser, task_metadata
 from qgen.train import TrainConfig, train
 from qgen.version import code_version
 
-FILTER_ROWS = ("low_synthetic_unfiltered", "low_synthetic_overcopy", "low_synthetic_round_trip",
+FILTER_ROWS = ("low_synthetic_unfiltered", "low_synthetic_overcopy", "low_synthetic_round_trip_score",
                "low_synthetic_round_trip_token", "low_synthetic_round_trip_exact", "low_synthetic_both")
 ROWS = ("low", *FILTER_ROWS, "full")
 SPLIT = ("train: official WikiSQL test minus a table-disjoint 10% for validation; low: a seeded share of the "
@@ -115,6 +116,7 @@ def run_downstream(prep_dir: str | Path, work_dir: str | Path, results_dir: str 
     splits = load_splits(prep, cfg, data_dir)
     log(f"low {len(splits.low)} / train {len(splits.train)} / valid {len(splits.valid)} / dev {len(splits.dev)}")
     wanted = list(rows) if rows else [*ROWS, *(f"curve_{n}" for n in cfg.curve)]
+    _check_config(work, cfg)
     timings = _read_json(work / "timings.json", {})
     needs_synthetic = any(r != "low" and r != "full" for r in wanted)
     if needs_synthetic:
@@ -135,8 +137,8 @@ def run_downstream(prep_dir: str | Path, work_dir: str | Path, results_dir: str 
         _write_json(work / "rows" / row / "result.json", result)
         (work / "rows" / row / "predictions.txt").write_text("\n".join(evaluation["predictions"]) + "\n")
         log(f"{row}: dev LF exact match {result['dev_lf_em']:.4f} ({len(train_set)} training pairs)")
-    _write_json(work / "timings.json", timings)
-    return write_report(work, results_dir, cfg, splits, timings)
+    _merge_timings(work, timings)
+    return write_report(work, results_dir, cfg, splits, _read_json(work / "timings.json", {}))
 
 
 def _train_once(out: Path, name: str, train_pairs: Sequence[Pair], valid_pairs: Sequence[Pair], cfg: DownstreamConfig,
@@ -161,9 +163,15 @@ def _train_once(out: Path, name: str, train_pairs: Sequence[Pair], valid_pairs: 
     if calibrate_on is not None:
         calibrate(best, calibrate_on)
     timings[name] = round(time.perf_counter() - started, 1)
+    _merge_timings(out.parent if out.parent.name != "rows" else out.parent.parent, timings)
     _write_json(out / "done.json", {"epochs_run": result.epochs_run, "best_epoch": result.best_epoch,
                                     "device": result.device, "seconds": timings[name]})
     return best
+
+
+# Bumped when the round-trip judging changes, so stored candidates are judged again (1: unreachable
+# logical-form tokens get the floor, qgen.parse.UNREACHABLE_LOG_PROB).
+JUDGED_BY = 1
 
 
 def _synthesize(work: Path, splits: Splits, generator: Path, parser: Path, cfg: DownstreamConfig, timings: dict,
@@ -171,14 +179,17 @@ def _synthesize(work: Path, splits: Splits, generator: Path, parser: Path, cfg: 
     """Draw, generate and judge the candidates once; ``work/synthetic.jsonl`` holds one per line."""
     path = work / "synthetic.jsonl"
     if path.exists():
-        return [json.loads(line) for line in path.read_text().splitlines()]
+        candidates = [json.loads(line) for line in path.read_text().splitlines()]
+        if candidates and candidates[0].get("judged_by") != JUDGED_BY:
+            _judge(candidates, parser, timings)
+            _write_lines(path, candidates)
+            log(f"synthetic: {len(candidates)} candidates judged again (round-trip judging {JUDGED_BY})")
+        return candidates
     from qgen.datasets.wikisql import wikisql_headers
     from qgen.samplers import SamplerStats
     from qgen.samplers.wikisql_pool import ValuePool, sample_queries
-    from qgen.synth.audit import audit_pair
     from qgen.synth.filter import OverCopyFilter
     from qgen.synth.generator import QuestionWriter
-    from qgen.synth.round_trip import RoundTripFilter
     from qgen.synth.schema import PairRow
 
     started = time.perf_counter()
@@ -192,41 +203,55 @@ def _synthesize(work: Path, splits: Splits, generator: Path, parser: Path, cfg: 
     pairs = [r for r in results if isinstance(r, PairRow)]
     timings["generate"] = round(time.perf_counter() - started, 1)
     overcopy = OverCopyFilter()
-    started = time.perf_counter()
-    verdicts = {}
-    for rule in ("score", "token", "exact"):
-        judge = RoundTripFilter(parser, rules={"sql": rule})
-        verdicts[rule] = judge.judge("sql", [p.question.split() for p in pairs], [p.lf_tokens for p in pairs])
-        timings[f"round_trip_{rule}"] = round(time.perf_counter() - started, 1)
-        started = time.perf_counter()
-    out = []
-    for n, pair in enumerate(pairs):
-        out.append({"id": pair.id, "logical_form": pair.logical_form, "lf_tokens": pair.lf_tokens,
-                    "question": pair.question, "score": pair.score,
-                    "overcopy_keep": overcopy.judge_pair(pair).keep,
-                    "round_trip_score": verdicts["score"][n].score, "round_trip_keep": verdicts["score"][n].keep,
-                    "round_trip_token_score": verdicts["token"][n].score,
-                    "round_trip_token_keep": verdicts["token"][n].keep,
-                    "round_trip_exact_keep": verdicts["exact"][n].keep, "parse": verdicts["exact"][n].parse,
-                    "audit": list(audit_pair("sql", pair.logical_form, pair.lf_tokens, pair.question).failures)})
+    candidates = [{"id": p.id, "logical_form": p.logical_form, "lf_tokens": p.lf_tokens, "question": p.question,
+                   "score": p.score, "overcopy_keep": overcopy.judge_pair(p).keep} for p in pairs]
+    _judge(candidates, parser, timings)
     _write_json(work / "sampler.json", {"stats": asdict(stats), "drawn_kept": len(records),
                                         "generated": len(pairs), "generation_rejects": len(results) - len(pairs)})
-    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in out))
+    _write_lines(path, candidates)
     log(f"synthetic: {len(records)} logical forms drawn, {len(pairs)} questions generated")
-    return out
+    return candidates
 
 
+def _judge(candidates: list[dict], parser: Path, timings: dict) -> None:
+    """Each round-trip rule's verdict on every candidate (in place), timed per rule."""
+    from qgen.synth.round_trip import RoundTripFilter
+
+    questions, lfs = [c["question"].split() for c in candidates], [c["lf_tokens"] for c in candidates]
+    for rule in ("score", "token", "exact"):
+        started = time.perf_counter()
+        verdicts = RoundTripFilter(parser, rules={"sql": rule}).judge("sql", questions, lfs)
+        timings[f"round_trip_{rule}"] = round(time.perf_counter() - started, 1)
+        for c, v in zip(candidates, verdicts):
+            c[f"{rule}_score"], c[f"{rule}_keep"] = v.score, v.keep
+            if rule == "exact":
+                c["parse"] = v.parse
+    for c in candidates:
+        c["judged_by"] = JUDGED_BY
+
+
+def _write_lines(path: Path, rows: list[dict]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
+    tmp.replace(path)
+
+
+# Which candidates each row keeps. "round_trip" and "both" use the default rule for SQL
+# (qgen.synth.round_trip.DEFAULT_RULES); the other rules have rows of their own.
 KEEP = {
     "low_synthetic_unfiltered": lambda c: True,
     "low_synthetic_overcopy": lambda c: c["overcopy_keep"],
-    "low_synthetic_round_trip": lambda c: c["round_trip_keep"],
-    "low_synthetic_round_trip_token": lambda c: c["round_trip_token_keep"],
-    "low_synthetic_round_trip_exact": lambda c: c["round_trip_exact_keep"],
-    "low_synthetic_both": lambda c: c["overcopy_keep"] and c[f"round_trip_{BOTH_RULE}keep"],
+    "low_synthetic_round_trip_score": lambda c: c["score_keep"],
+    "low_synthetic_round_trip_token": lambda c: c["token_keep"],
+    "low_synthetic_round_trip_exact": lambda c: c["exact_keep"],
+    "low_synthetic_both": lambda c: c["overcopy_keep"] and c[f"{_default_rule()}_keep"],
 }
-# The round-trip rule of the "both" and curve rows, and of DEFAULT_RULES["sql"]: "token" kept the most
-# faithful pairs on the demo (see the README); "" = score (the key round_trip_keep).
-BOTH_RULE = "token_"
+
+
+def _default_rule() -> str:
+    from qgen.synth.round_trip import DEFAULT_RULES
+
+    return DEFAULT_RULES["sql"]
 CURVE_FILTER = "low_synthetic_both"  # the filter the curve rows use
 
 
@@ -249,15 +274,26 @@ def write_report(work: Path, results_dir: str | Path, cfg: DownstreamConfig, spl
     from qgen.synth.audit import audit_pair
 
     rows = {p.parent.name: json.loads(p.read_text()) for p in sorted((work / "rows").glob("*/result.json"))}
+    for name, row in rows.items():  # how long each parser trained, and where
+        done = _read_json(work / "rows" / name / "done.json", {})
+        row.update(epochs_run=done.get("epochs_run"), best_epoch=done.get("best_epoch"), device=done.get("device"))
+    default = f"low_synthetic_round_trip_{_default_rule()}"
+    if default in rows:  # the issue's "round trip" row: the default rule for SQL
+        rows["low_synthetic_round_trip"] = rows[default]
     candidates_path = work / "synthetic.jsonl"
     candidates = [json.loads(line) for line in candidates_path.read_text().splitlines()] if candidates_path.exists() else []
     for c in candidates:  # audited again here, so the table shows the audit as the code now defines it
         c["audit"] = list(audit_pair("sql", c["logical_form"], c["lf_tokens"], c["question"]).failures)
     sizes, audit = {}, {}
-    for name, keep in KEEP.items():
+    for name, keep in [*KEEP.items(), ("low_synthetic_round_trip", KEEP[default])]:
         kept = [c for c in candidates if keep(c)]
         sizes[name] = len(kept)
         audit[name] = sum(not c["audit"] for c in kept) / len(kept) if kept else None
+    for name in rows:
+        if name.startswith("curve_"):
+            kept = [c for c in candidates[: int(name.split("_")[1])] if KEEP[CURVE_FILTER](c)]
+            sizes[name] = len(kept)
+            audit[name] = sum(not c["audit"] for c in kept) / len(kept) if kept else None
     low_ids = {p.id for p in splits.low}
     real = [audit_pair("sql", r.logical_form, [], r.question or "") for r in splits.train_raw if r.id in low_ids]
     audit["low_real_questions"] = sum(a.passed for a in real) / len(real) if real else None
@@ -266,10 +302,13 @@ def write_report(work: Path, results_dir: str | Path, cfg: DownstreamConfig, spl
         "synthetic_pairs": {"drawn": len(candidates), **sizes},
         "audit_pass_rate": audit,
         "train_pairs": {name: r["train_pairs"] for name, r in rows.items()},
+        "epochs_run": {name: r["epochs_run"] for name, r in rows.items()},
+        "round_trip_default_rule": _default_rule(),
         "seconds": {**timings, **{f"row_{name}": r["seconds"] for name, r in rows.items()}},
         "config": asdict(cfg), "split": SPLIT,
         "sizes": {"low": len(splits.low), "train": len(splits.train), "valid": len(splits.valid), "dev": len(splits.dev)},
-        "device": "cpu", "commit": code_version(),
+        "device": sorted({r["device"] for r in rows.values() if r.get("device")}), "commit": code_version(),
+        "command": _command(cfg),
     }
     out = Path(results_dir) / "downstream" / "wikisql"
     out.mkdir(parents=True, exist_ok=True)
@@ -284,19 +323,64 @@ def _readme(m: dict) -> str:
              f"Split: {m['split']}.", "",
              f"Sizes: low {m['sizes']['low']}, train {m['sizes']['train']}, valid {m['sizes']['valid']}, "
              f"dev {m['sizes']['dev']}; commit {m['commit']}; device {m['device']}.", "",
-             "| row | training pairs | synthetic kept | audit pass rate of kept | dev LF exact match |",
-             "|---|---:|---:|---:|---:|"]
-    for name in [*ROWS, *sorted(k for k in em if k.startswith("curve_"))]:
+             f"`low_synthetic_round_trip` is the row of the default round-trip rule for SQL "
+             f"(`{m['round_trip_default_rule']}`). Each parser trains for up to {m['config']['parser_epochs']} epochs "
+             f"or {m['config']['max_seconds']} s, whichever ends first (epochs run below), and is selected on "
+             "the validation split's loss.", "",
+             "| row | training pairs | synthetic kept | audit pass rate of kept | epochs | dev LF exact match |",
+             "|---|---:|---:|---:|---:|---:|"]
+    rows = ["low", "low_synthetic_unfiltered", "low_synthetic_overcopy", "low_synthetic_round_trip",
+            "low_synthetic_round_trip_score", "low_synthetic_round_trip_token", "low_synthetic_round_trip_exact",
+            "low_synthetic_both", *sorted(k for k in em if k.startswith("curve_")), "full"]
+    for name in rows:
         if name not in em:
             continue
         kept = sizes.get(name, "")
         rate = audit.get(name)
         lines.append(f"| {name} | {m['train_pairs'][name]} | {kept} | "
-                     f"{'' if rate is None else f'{rate:.3f}'} | {em[name]:.4f} |")
+                     f"{'' if rate is None else f'{rate:.3f}'} | {m['epochs_run'].get(name)} | {em[name]:.4f} |")
+    lines += ["", f"Audit pass rate of the low set's real questions: {audit['low_real_questions']:.3f}."]
     lines += ["", "Seconds per step: " + ", ".join(f"{k} {v}" for k, v in m["seconds"].items()), "",
-              "Reproduce: `qgen preprocess wikisql --out out/wikisql && qgen benchmark downstream wikisql "
-              "--prep out/wikisql`", ""]
+              f"Reproduce: `qgen preprocess wikisql --out out/wikisql && {m['command']}` (rows may run apart "
+              "with `--rows`; the report collects every finished row).", ""]
     return "\n".join(lines)
+
+
+def _command(cfg: DownstreamConfig) -> str:
+    """The ``qgen downstream`` command line for ``cfg`` (non-default options only)."""
+    defaults, options = DownstreamConfig(), []
+    names = {"low_fraction": "--low-fraction", "synthetic": "--synthetic", "parser_epochs": "--parser-epochs",
+             "generator_epochs": "--generator-epochs", "hidden": "--hidden", "max_seconds": "--max-seconds",
+             "seed": "--seed"}
+    for field_name, option in names.items():
+        if getattr(cfg, field_name) != getattr(defaults, field_name):
+            options.append(f"{option} {getattr(cfg, field_name):g}")
+    if cfg.curve != defaults.curve:
+        options.append(f"--curve {','.join(str(n) for n in cfg.curve)}")
+    return " ".join(["qgen downstream wikisql --prep out/wikisql", *options])
+
+
+# What may differ between runs that share a work folder (rows run apart, resumed runs).
+RESUMABLE = ("max_seconds", "curve")
+
+
+def _check_config(work: Path, cfg: DownstreamConfig) -> None:
+    """Refuse to mix results of another configuration into ``work`` (written by the first run)."""
+    path = work / "config.json"
+    wanted = {k: v for k, v in asdict(cfg).items() if k not in RESUMABLE}
+    if path.exists():
+        saved = {k: v for k, v in json.loads(path.read_text()).items() if k not in RESUMABLE}
+        if saved != wanted:
+            changed = sorted(k for k in wanted if saved.get(k) != wanted[k])
+            raise ValueError(f"{work} holds a downstream run with other settings ({', '.join(changed)}); "
+                             "use another --work-dir")
+    else:
+        _write_json(path, asdict(cfg))
+
+
+def _merge_timings(work: Path, timings: dict) -> None:
+    """Keep each step's time on disk as soon as it ends (a resumed run skips the step)."""
+    _write_json(work / "timings.json", {**_read_json(work / "timings.json", {}), **timings})
 
 
 def _read_json(path: Path, default: dict) -> dict:

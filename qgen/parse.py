@@ -35,6 +35,11 @@ CALIBRATION_PERCENTILE = 5.0
 # the beam search scores), or the least probable token's: one missing name or inverted comparison
 # in a 60-token SPARQL query moves the mean little and the minimum a lot.
 SCORE_AGGREGATES = ("mean", "min")
+# The log-probability given to a logical-form token the parser cannot produce at all: neither in its
+# vocabulary nor in the question to copy from. Teacher forcing scores such a token as <unk>, which
+# training taught the parser to expect, so a question that drops a rare name or value would look
+# fine; the name cannot be read from that question, so the pair gets the floor instead.
+UNREACHABLE_LOG_PROB = -30.0
 
 
 def read_task_pairs(path: str | Path, task: str = "generate", entity_replacement: bool = True) -> list[Pair]:
@@ -113,6 +118,10 @@ class Parser:
             batch = make_batch([questions[i] or ["<unk>"] for i in chunk], [list(lfs[i])[: self.max_len] for i in chunk],
                                self.src_vocab, self.tgt_vocab, self.model.cfg.copy).to(self.device)
             for i, row in zip(chunk, forced_token_log_probs(self.model, batch)):
+                question = set(questions[i])
+                for j, token in enumerate(list(lfs[i])[: self.max_len]):
+                    if token not in self.tgt_vocab.stoi and token not in question:
+                        row[j] = UNREACHABLE_LOG_PROB
                 out[i] = normalise(sum(row), len(row), 1.0) if aggregate == "mean" else min(row)
         return out
 

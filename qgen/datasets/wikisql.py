@@ -94,10 +94,21 @@ def table_disjoint_split(
 
 
 def wikisql_headers(data_dir: str | Path | None = None) -> dict[str, list[str]]:
-    """SQLite table name -> header, from the shared copy's header map (``tables_columns.json``)."""
+    """SQLite table name -> header: the shared copy's header map (``tables_columns.json``), else the
+    official release's ``{split}.tables.jsonl`` files."""
     from qgen.datasets.registry import dataset_folder
 
-    return _read_header_map(Path(dataset_folder("wikisql", data_dir)) / HEADER_MAP)
+    folder = Path(dataset_folder("wikisql", data_dir))
+    if (folder / HEADER_MAP).is_file():
+        return _read_header_map(folder / HEADER_MAP)
+    headers: dict[str, list[str]] = {}
+    for split in SPLITS:
+        official = folder / f"{split}.tables.jsonl"
+        if official.is_file():
+            headers.update(_read_official_tables(official))
+    if not headers:
+        raise FileNotFoundError(f"no WikiSQL headers in {folder} ({HEADER_MAP} or <split>.tables.jsonl)")
+    return headers
 
 
 def _read_header_map(path: Path) -> dict[str, list[str]]:

@@ -62,6 +62,8 @@ class ValuePool:
 def sample_queries(pool: ValuePool, count: int, seed: int = 1, max_draws: int | None = None,
                    stats: SamplerStats | None = None) -> Iterator[RawExample]:
     """Up to ``count`` distinct rendered queries (``RawExample``, split ``synthetic``, no question)."""
+    if not pool.tables:
+        raise ValueError("the value pool is empty: no given query has a table with a known header and a condition")
     rng = random.Random(seed)
     stats = stats if stats is not None else SamplerStats()
     seen: set[str] = set()

@@ -149,11 +149,15 @@ def _sparql_facts(tokens: list[str]) -> tuple[list[list[str]], list[str], list[s
             if name not in values:
                 values.append(name)
     comparisons: list[str] = []
-    depth_in_filter = 0
+    depth = 0  # brackets open inside the current FILTER (...); 0 = outside any
     for i, token in enumerate(tokens):
-        if token == "filter":
-            depth_in_filter = 1
-        elif depth_in_filter and token in (">", "<") and tokens[i - 1] not in ("!", "<", ">"):
+        if token == "filter" and not depth:
+            depth = -1  # its "(" comes next
+        elif token == "(" and depth:
+            depth = 1 if depth < 0 else depth + 1
+        elif token == ")" and depth > 0:
+            depth -= 1
+        elif depth > 0 and token in (">", "<") and tokens[i - 1] not in ("!", "<", ">"):
             comparisons.append(token)
     aggregates = ["count"] if "count" in tokens else []
     if "order" in tokens and "limit" in tokens and tokens[tokens.index("limit") + 1: tokens.index("limit") + 2] == ["1"]:

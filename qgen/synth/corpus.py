@@ -44,7 +44,7 @@ import shutil
 import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from itertools import islice
+from itertools import chain, islice
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
@@ -134,6 +134,14 @@ def synthesize(records: Iterable[RawExample], checkpoint: str | Path, out_dir: s
                 "thresholds": thresholds.as_dict(), "schema_version": SCHEMA_VERSION}
     if no_repeat:  # only when set, so a corpus begun before this setting existed still resumes
         settings["no_repeat"] = True
+    if round_trip is not None:  # the parse runs where the generation does
+        round_trip = replace(round_trip, device=resolve_device(device).type)
+        if not lf_types:  # a file of logical forms: its first readable record's type is checked up front
+            records = iter(records)
+            first = next(records, None)
+            if first is not None:
+                records = chain([first], records)
+                lf_types = [first.lf_type] if first.load_error is None and first.lf_type else None
     judge = _round_trip_judge(round_trip, checkpoint, lf_types)
     if judge is not None:  # only when set, as no_repeat
         settings["round_trip"] = {**judge.settings(), "parser": file_checksum(judge.checkpoint)}
