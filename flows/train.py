@@ -34,9 +34,13 @@ def train_flow(examples: str, out: str = "out/model", model: str = "scratchpad_e
                batch_size: int = 32, learning_rate: float = 1e-4, teacher_forcing: float = 0.5,
                hidden: int = 512, embedding: int = 300, layers: int = 2, dropout: float = 0.5,
                max_seconds: Optional[float] = None, seed: int = 1, glove: Optional[str] = None,
-               task: str = "generate") -> dict[str, Any]:
+               task: str = "generate", parser: bool = True) -> dict[str, Any]:
     """Train a question generator (``task="generate"``) or a semantic parser (``task="parse"``, for
-    the round-trip filter) on a preprocessed examples file; returns the result and ``checkpoint``."""
+    the round-trip filter) on a preprocessed examples file; returns the result and ``checkpoint``.
+
+    A generator's run also trains its parser (``parser``, the default; ``copynet_extended`` of the
+    same sizes) into the ``parser`` folder beside ``out``, where synthesis finds it
+    (``qgen.synth.round_trip.default_parser``); the result then holds ``parser_checkpoint``."""
     model_cfg, train_config, entity_replacement = train_arguments(
         model, epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, teacher_forcing=teacher_forcing,
         hidden=hidden, embedding=embedding, layers=layers, dropout=dropout, max_seconds=max_seconds, seed=seed,
@@ -49,6 +53,14 @@ def train_flow(examples: str, out: str = "out/model", model: str = "scratchpad_e
                           table(["epoch", "train loss", "valid loss", "seconds"], history)])
     publish(f"qgen-train-{model}", markdown, result["checkpoint"], f"checkpoint {result['checkpoint']}",
             "losses per target token")
+    if task == "generate" and parser:
+        parser_cfg, parser_train, _ = train_arguments(
+            "copynet_extended", epochs=epochs, batch_size=batch_size, learning_rate=learning_rate,
+            teacher_forcing=teacher_forcing, hidden=hidden, embedding=embedding, layers=layers, dropout=dropout,
+            max_seconds=max_seconds, seed=seed, glove=glove)
+        parsed = train_task(examples, str(Path(out).resolve().parent / "parser"), parser_cfg, parser_train,
+                            entity_replacement, "parse")
+        result = {**result, "parser_checkpoint": parsed["checkpoint"]}
     return result
 
 

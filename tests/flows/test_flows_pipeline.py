@@ -75,6 +75,7 @@ def test_train_then_synthesize_from_the_demo_tables_publishes_corpus_statistics(
     trained = train_flow(str(prep / "train.parquet"), str(tmp_path / "model"), epochs=1, batch_size=64,
                          learning_rate=1e-2, **TINY)
     assert trained["epochs_run"] == 1 and Path(trained["checkpoint"]).is_file()
+    assert trained["parser_checkpoint"] == str((tmp_path / "parser" / "best.pt").resolve())  # trained beside it
     tables = [str(DEMO / "ferries.csv"), str(DEMO / "festivals.csv")]
     out = tmp_path / "corpus"
     manifest = synthesize_flow(checkpoint=trained["checkpoint"], out=str(out), from_tables=tables, count=10,
@@ -83,6 +84,8 @@ def test_train_then_synthesize_from_the_demo_tables_publishes_corpus_statistics(
     assert counts["inputs"] == 10 == counts["pairs"] + counts["rejects"] and len(manifest["shards"]) == 3
     assert len(pd.read_parquet(out / "pairs")) == counts["pairs"]
     assert json.loads((out / "source.json").read_text())["kind"] == "tables"
+    assert manifest["round_trip_settings"]["parser"] == trained["parser_checkpoint"]  # found beside the model
+    assert manifest["round_trip"]["judged"] + counts["rejects_by_stage"].get("filter", 0) <= counts["inputs"]
     table = artifacts("qgen-synthesize-corpus")[-1]
     assert "Over-copy filter" in table.data and "Rejects by stage" in table.data and "| outcome | draws |" in table.data
     link = artifacts("qgen-synthesize-corpus-output")[-1]
