@@ -353,8 +353,9 @@ def _command(cfg: DownstreamConfig) -> str:
              "generator_epochs": "--generator-epochs", "hidden": "--hidden", "max_seconds": "--max-seconds",
              "seed": "--seed"}
     for field_name, option in names.items():
-        if getattr(cfg, field_name) != getattr(defaults, field_name):
-            options.append(f"{option} {getattr(cfg, field_name):g}")
+        value = getattr(cfg, field_name)
+        if value != getattr(defaults, field_name) and value is not None:  # None: no budget, the option unset
+            options.append(f"{option} {value:g}")
     if cfg.curve != defaults.curve:
         options.append(f"--curve {','.join(str(n) for n in cfg.curve)}")
     return " ".join(["qgen downstream wikisql --prep out/wikisql", *options])

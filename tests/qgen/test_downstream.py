@@ -1,0 +1,58 @@
+"""The downstream benchmark end to end on the WikiSQL fixture (tiny models), and its value-pool sampler."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from qgen.datasets.registry import load_dataset
+from qgen.datasets.wikisql import wikisql_headers
+from qgen.downstream import DownstreamConfig, run_downstream
+from qgen.samplers import SamplerStats
+from qgen.samplers.wikisql_pool import ValuePool, sample_queries
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "datasets"
+TINY = DownstreamConfig(low_fraction=0.5, synthetic=12, curve=(6,), hidden=16, embedding=8, generator_epochs=1,
+                        parser_epochs=1, max_seconds=None, generator_beam=2)
+
+
+def test_value_pool_draws_distinct_queries_from_the_given_conditions_only() -> None:
+    examples = list(load_dataset("wikisql", FIXTURES, "test"))
+    pool = ValuePool.from_examples(examples, wikisql_headers(FIXTURES))
+    given = {(json.loads(e.raw)["table_id"], tuple(c[:2]), str(c[2]))
+             for e in examples for c in json.loads(e.raw)["sql"]["conds"]}
+    stats = SamplerStats()
+    drawn = list(sample_queries(pool, 8, seed=3, stats=stats))
+    assert drawn and len({r.logical_form for r in drawn}) == len(drawn)
+    for record in drawn:
+        raw = json.loads(record.raw)
+        sql = raw["sql"]
+        assert sql["sel"] not in [c[0] for c in sql["conds"]]
+        assert all((raw["table_id"], tuple(c[:2]), str(c[2])) in given for c in sql["conds"])
+    assert stats.kept == len(drawn) and stats.drawn == stats.kept + stats.unsampleable + stats.duplicates + stats.errors
+    with pytest.raises(ValueError, match="value pool is empty"):
+        list(sample_queries(ValuePool([]), 3))
+
+
+def test_downstream_rows_report_and_settings(tmp_path: Path) -> None:
+    work, results = tmp_path / "work", tmp_path / "results"
+    metrics = run_downstream(tmp_path / "prep", work, results, TINY, FIXTURES, log=lambda line: None)
+    em = metrics["dev_lf_em"]
+    expected = {"low", "low_synthetic_unfiltered", "low_synthetic_overcopy", "low_synthetic_round_trip",
+                "low_synthetic_round_trip_score", "low_synthetic_round_trip_token", "low_synthetic_round_trip_exact",
+                "low_synthetic_both", "curve_6", "full"}
+    assert set(em) == expected and all(0.0 <= v <= 1.0 for v in em.values())
+    assert metrics["synthetic_pairs"]["drawn"] <= 12
+    assert metrics["train_pairs"]["full"] > metrics["train_pairs"]["low"]
+    assert metrics["train_pairs"]["low_synthetic_unfiltered"] == (
+        metrics["train_pairs"]["low"] + metrics["synthetic_pairs"]["low_synthetic_unfiltered"])
+    assert 0.0 <= metrics["audit_pass_rate"]["low_real_questions"] <= 1.0
+    saved = json.loads((results / "downstream" / "wikisql" / "metrics.json").read_text())
+    assert saved["dev_lf_em"] == em and "qgen downstream wikisql" in saved["command"]
+    readme = (results / "downstream" / "wikisql" / "README.md").read_text()
+    assert "| low_synthetic_both |" in readme and "| full |" in readme
+    assert set(json.loads((work / "timings.json").read_text())) >= {"generator", "low", "generate", "round_trip_exact"}
+    with pytest.raises(ValueError, match="other settings"):  # never mixes two configurations in one table
+        run_downstream(tmp_path / "prep", work, results, DownstreamConfig(**{**TINY.__dict__, "hidden": 32}), FIXTURES,
+                       rows=["low"], log=lambda line: None)
