@@ -161,11 +161,23 @@ def evaluate(
     plots: bool = typer.Option(False, "--plots", help="Also write PNGs: attention heatmaps with the p_gen strip, "
                                                       "loss curves, cumulative attention entropy."),
 ) -> None:
-    """Decode EXAMPLES and score them: BLEU, METEOR, ROUGE-L, OverCopy, attention entropy."""
+    """Decode EXAMPLES and score them: BLEU, METEOR, ROUGE-L, OverCopy, attention entropy; for a parser
+    (qgen train --task parse), logical-form exact match in canonical form."""
     import json
 
     from qgen.benchmark import evaluate_checkpoint, headline
+    from qgen.checkpoint import read_payload
     from qgen.data import read_pairs
+
+    if read_payload(checkpoint).get("task") == "parse":
+        from qgen.parse import evaluate_parser_file
+
+        result = evaluate_parser_file(checkpoint, examples, out, beam, not raw_entities)
+        for lf_type, figures in result["by_type"].items():
+            typer.echo(f"{lf_type}: logical-form exact match {figures['lf_exact_match']:.4f} "
+                       f"of {figures['examples']} questions")
+        typer.echo(f"wrote {out.resolve()}")
+        return
 
     pairs = read_pairs(examples, not raw_entities)
     metrics = evaluate_checkpoint(checkpoint, pairs, beam, out, no_repeat=no_repeat)

@@ -157,3 +157,33 @@ def calibrate(checkpoint: str | Path, valid_pairs: Sequence[Pair], percentile: f
     torch.save(payload, tmp)
     os.replace(tmp, path)
     return calibration
+
+
+def evaluate_parser_file(checkpoint: str | Path, examples: str | Path, out_dir: str | Path, beam: int = 4,
+                         entity_replacement: bool = True) -> dict[str, Any]:
+    """Parse the questions of a preprocessed examples file and score the parses (logical-form exact
+    match in canonical form, per logical-form type and overall); write predictions.txt, ids.txt and
+    metrics.json into ``out_dir``."""
+    import json
+
+    parser = Parser.load(checkpoint)
+    pairs = read_task_pairs(examples, "parse", entity_replacement)
+    types = dict(zip(*(pq.read_table(examples, columns=["id", "lf_type"]).column(c).to_pylist()
+                       for c in ("id", "lf_type"))))
+    predictions: dict[str, str] = {}
+    metrics: dict[str, Any] = {"checkpoint": str(checkpoint), "examples": str(examples), "beam": beam, "by_type": {}}
+    hits = 0
+    for lf_type in sorted({types[p.id] for p in pairs}):
+        chosen = [p for p in pairs if types[p.id] == lf_type]
+        result = evaluate_parser(parser, chosen, lf_type, beam)
+        metrics["by_type"][lf_type] = {"examples": result["examples"], "lf_exact_match": result["lf_exact_match"]}
+        hits += round(result["lf_exact_match"] * result["examples"])
+        predictions.update({p.id: text for p, text in zip(chosen, result["predictions"])})
+    metrics["examples_scored"] = len(pairs)
+    metrics["lf_exact_match"] = hits / len(pairs) if pairs else None
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "ids.txt").write_text("".join(f"{p.id}\n" for p in pairs))
+    (out / "predictions.txt").write_text("".join(f"{predictions[p.id]}\n" for p in pairs))
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    return metrics

@@ -137,3 +137,17 @@ def test_train_command_refuses_an_unknown_task(examples: Path, tmp_path: Path) -
     result = runner.invoke(app, ["train", str(examples), "--out", str(tmp_path / "m"), "--task", "bogus"])
     assert result.exit_code == 2 and "--task must be generate or parse, got 'bogus'" in result.stderr
     assert not (tmp_path / "m").exists()
+
+
+def test_evaluate_command_scores_a_parser_per_logical_form_type(examples: Path, parser_dir: Path,
+                                                                tmp_path: Path) -> None:
+    result = runner.invoke(app, ["evaluate", str(examples), "--checkpoint", str(parser_dir / "best.pt"),
+                                 "--out", str(tmp_path / "eval"), "--beam", "1"])
+    assert result.exit_code == 0, result.output
+    assert "sparql: logical-form exact match" in result.stdout and "sql: logical-form exact match" in result.stdout
+    import json
+
+    metrics = json.loads((tmp_path / "eval" / "metrics.json").read_text())
+    ids = (tmp_path / "eval" / "ids.txt").read_text().splitlines()
+    assert metrics["examples_scored"] == len(ids) == len((tmp_path / "eval" / "predictions.txt").read_text().splitlines())
+    assert set(metrics["by_type"]) == {"sparql", "sql"} and 0.0 <= metrics["lf_exact_match"] <= 1.0
