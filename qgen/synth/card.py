@@ -74,6 +74,7 @@ def render_card(out: Path, manifest: dict[str, Any], seed: int, sample_size: int
         *_table(["filter reason (leading)", "pairs"], sorted(stats["by_reason"].items())), "",
         *_table(["excess copies", "questions"], list(stats["overcopy"].items())), "",
         *_table(["repeated n-grams", "questions"], list(stats["repeated_ngrams"].items())), "",
+        *_removed_sample(out, manifest, seed),
         *_round_trip_section(out, manifest, seed),
         *_audit_section(manifest),
         f"## Sample of pairs (seed {seed})", "",
@@ -97,6 +98,17 @@ def render_card(out: Path, manifest: dict[str, Any], seed: int, sample_size: int
         "```", "",
     ]
     return "\n".join(lines)
+
+
+def _removed_sample(out: Path, manifest: dict[str, Any], seed: int, size: int = 5) -> list[str]:
+    """A sample of the pairs the over-copy filter removed, with the reason."""
+    removed = sample_rejects(out, manifest, "filter", seed, size)
+    if not removed:
+        return []
+    return ["Sample of pairs the over-copy filter removed:", "",
+            *_table(["logical form", "question", "reason"],
+                    [[r["logical_form"], r.get("question", ""), r["reject_reason"]] for r in removed]),
+            ""]
 
 
 def _round_trip_section(out: Path, manifest: dict[str, Any], seed: int, size: int = 5) -> list[str]:
@@ -137,14 +149,16 @@ def _audit_section(manifest: dict[str, Any]) -> list[str]:
 
 
 def sample_rejects(out: Path, manifest: dict[str, Any], stage: str, seed: int, size: int) -> list[dict[str, Any]]:
-    """Up to ``size`` reject inputs of ``stage`` (their JSON, with question and verdict), seeded."""
+    """Up to ``size`` rejects of ``stage``, seeded: each its input JSON (with question and verdict)
+    plus ``reject_reason``."""
     import json
 
     found = []
     for entry in manifest["shards"]:
-        table = pq.read_table(out / entry["rejects"]["path"], columns=["stage", "input"])
-        found += [json.loads(text) for st, text in zip(table.column("stage").to_pylist(),
-                                                        table.column("input").to_pylist()) if st == stage]
+        table = pq.read_table(out / entry["rejects"]["path"], columns=["stage", "reason", "input"])
+        for st, reason, text in zip(*(table.column(c).to_pylist() for c in ("stage", "reason", "input"))):
+            if st == stage:
+                found.append({**json.loads(text), "reject_reason": reason})
     random.Random(seed).shuffle(found)
     return found[:size]
 

@@ -71,6 +71,10 @@ def test_a_threshold_no_pair_can_reach_removes_every_kept_pair(tiny_checkpoint: 
     card = (out / "README.md").read_text()
     assert "## Round-trip filter" in card and f"removed {len(passing)}" in card
     assert "## Faithfulness audit" in card
+    # A sample of each filter's removed pairs, with what exposed them.
+    assert "Sample of pairs the over-copy filter removed:" in card and "Sample of removed pairs:" in card
+    overcopied = rejects[rejects["stage"] == "filter"]["reason"].iloc[0]
+    assert overcopied.split(":")[0] in card
 
 
 def test_a_threshold_every_pair_reaches_removes_nothing(tiny_checkpoint: Path, parser: Path, tmp_path: Path) -> None:
