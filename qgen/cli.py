@@ -258,11 +258,17 @@ def benchmark(
     `qgen benchmark downstream wikisql` is the downstream benchmark instead (see `qgen downstream --help`)."""
     from qgen.benchmark import run_benchmark
 
-    if dataset == "downstream":  # the defaults of `qgen downstream`, which has every option
-        downstream(target or "wikisql", prep=work_dir / "prep" / "wikisql", data_dir=data_dir,
-                   work_dir=work_dir / "downstream" / (target or "wikisql"), results=results, rows=None,
-                   low_fraction=0.1, synthetic=4000, curve="1000,2000", parser_epochs=20, generator_epochs=25,
-                   hidden=256, max_seconds=max_seconds if max_seconds is not None else 1500.0, seed=seed)
+    if dataset == "downstream":  # DownstreamConfig's defaults; `qgen downstream` has every option
+        from dataclasses import replace
+
+        from qgen.downstream import DownstreamConfig, run_downstream
+
+        if (target or "wikisql") != "wikisql":
+            fail(f"the downstream benchmark runs on wikisql only, got {target!r}", 2)
+        ds_cfg = replace(DownstreamConfig(), seed=seed, **({"max_seconds": max_seconds} if max_seconds else {}))
+        run_downstream(work_dir / "prep" / "wikisql", work_dir / "downstream" / "wikisql", results, ds_cfg, data_dir,
+                       log=typer.echo)
+        typer.echo(f"wrote {results / 'downstream' / 'wikisql' / 'metrics.json'}")
         return
 
     cfg = _train_config(epochs=epochs, max_seconds=max_seconds, glove_path=str(glove) if glove else None,

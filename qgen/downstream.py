@@ -33,7 +33,7 @@ from typing import Callable, Sequence
 
 from qgen.data import Pair
 from qgen.model import VARIANTS, ModelConfig
-from qgen.parse import Parser, evaluate_parser, task_metadata
+from qgen.parse import Parser, evaluate_parser, swapped, task_metadata
 from qgen.train import TrainConfig, train
 from qgen.version import code_version
 
@@ -95,11 +95,6 @@ def load_splits(prep_dir: Path, cfg: DownstreamConfig, data_dir: Path | None) ->
     return Splits(low, train_pairs, valid_pairs, dev_pairs, raw)
 
 
-def swapped(pairs: Sequence[Pair]) -> list[Pair]:
-    """LF -> question pairs as question -> LF (the parser's direction)."""
-    return [Pair(p.id, p.tgt, p.src, p.group) for p in pairs]
-
-
 def run_downstream(prep_dir: str | Path, work_dir: str | Path, results_dir: str | Path,
                    cfg: DownstreamConfig = DownstreamConfig(), data_dir: Path | None = None,
                    rows: Sequence[str] | None = None, log: Callable[[str], None] = print) -> dict:
@@ -120,17 +115,17 @@ def run_downstream(prep_dir: str | Path, work_dir: str | Path, results_dir: str 
     timings = _read_json(work / "timings.json", {})
     needs_synthetic = any(r != "low" and r != "full" for r in wanted)
     if needs_synthetic:
-        generator = _train_once(work / "generator", "generator", splits.low, splits.valid, cfg, "generate", timings, log)
+        generator = _train_once(work, "generator", splits.low, splits.valid, cfg, "generate", timings, log)
         # The round-trip parser is the ``low`` row's parser: trained on the same labels, calibrated on valid.
-        parser = _train_once(work / "rows" / "low", "low", swapped(splits.low), swapped(splits.valid), cfg,
-                             "parse", timings, log, calibrate_on=swapped(splits.valid))
+        parser = _train_once(work, "low", swapped(splits.low), swapped(splits.valid), cfg, "parse", timings, log,
+                             calibrate_on=swapped(splits.valid))
         _synthesize(work, splits, generator, parser, cfg, timings, log, data_dir)
     for row in wanted:
         if (work / "rows" / row / "result.json").exists():
             continue
         train_set = _row_training_set(row, splits, work, cfg)
         started = time.perf_counter()
-        checkpoint = _train_once(work / "rows" / row, row, train_set, swapped(splits.valid), cfg, "parse", timings, log)
+        checkpoint = _train_once(work, row, train_set, swapped(splits.valid), cfg, "parse", timings, log)
         evaluation = evaluate_parser(Parser.load(checkpoint), swapped(splits.dev), "sql", beam=cfg.eval_beam)
         result = {"row": row, "train_pairs": len(train_set), "dev_lf_em": evaluation["lf_exact_match"],
                   "dev_examples": evaluation["examples"], "seconds": round(time.perf_counter() - started, 1)}
@@ -141,12 +136,14 @@ def run_downstream(prep_dir: str | Path, work_dir: str | Path, results_dir: str 
     return write_report(work, results_dir, cfg, splits, _read_json(work / "timings.json", {}))
 
 
-def _train_once(out: Path, name: str, train_pairs: Sequence[Pair], valid_pairs: Sequence[Pair], cfg: DownstreamConfig,
-                task: str, timings: dict, log: Callable[[str], None],
+def _train_once(work: Path, name: str, train_pairs: Sequence[Pair], valid_pairs: Sequence[Pair],
+                cfg: DownstreamConfig, task: str, timings: dict, log: Callable[[str], None],
                 calibrate_on: Sequence[Pair] | None = None) -> Path:
+    """Train the generator (``work/generator``) or a row's parser (``work/rows/<name>``) unless done."""
     from qgen.checkpoint import read_payload
     from qgen.parse import PARSE_MAX_TGT_LEN, calibrate
 
+    out = work / "generator" if task == "generate" else work / "rows" / name
     best = out / "best.pt"
     if (out / "done.json").exists():
         if calibrate_on is not None and "round_trip" not in read_payload(best):
@@ -156,14 +153,14 @@ def _train_once(out: Path, name: str, train_pairs: Sequence[Pair], valid_pairs: 
     epochs = cfg.generator_epochs if task == "generate" else cfg.parser_epochs
     # The generator: Copy + Scratchpad with the extended vocabulary (it must copy unseen values); the
     # parser: Copynet with the extended vocabulary (values and column names come from the question).
-    model_cfg = cfg.model("scratchpad_extended") if task == "generate" else replace(cfg.model("copynet"), copy="extended")
+    model_cfg = cfg.model("scratchpad_extended" if task == "generate" else "copynet_extended")
     result = train(train_pairs, valid_pairs, model_cfg,
                    cfg.train_config(epochs, 40 if task == "generate" else PARSE_MAX_TGT_LEN), out,
                    lambda line: log(f"[{name}] {line}"), task_metadata(task, ["sql"], True))
     if calibrate_on is not None:
         calibrate(best, calibrate_on)
     timings[name] = round(time.perf_counter() - started, 1)
-    _merge_timings(out.parent if out.parent.name != "rows" else out.parent.parent, timings)
+    _merge_timings(work, timings)
     _write_json(out / "done.json", {"epochs_run": result.epochs_run, "best_epoch": result.best_epoch,
                                     "device": result.device, "seconds": timings[name]})
     return best

@@ -49,9 +49,13 @@ def read_task_pairs(path: str | Path, task: str = "generate", entity_replacement
     column = "lf_tokens" if entity_replacement else "lf_tokens_raw"
     table = pq.read_table(path, columns=["id", column, "question_tokens", "source"])
     ids, lfs, questions, sources = (table.column(c).to_pylist() for c in ("id", column, "question_tokens", "source"))
-    if task == "generate":
-        return [Pair(i, lf, q, group_of(i, s)) for i, lf, q, s in zip(ids, lfs, questions, sources)]
-    return [Pair(i, q, lf, group_of(i, s)) for i, lf, q, s in zip(ids, lfs, questions, sources) if q]
+    pairs = [Pair(i, lf, q, group_of(i, s)) for i, lf, q, s in zip(ids, lfs, questions, sources)]
+    return pairs if task == "generate" else swapped([p for p in pairs if p.tgt])
+
+
+def swapped(pairs: Sequence[Pair]) -> list[Pair]:
+    """LF -> question pairs as question -> LF (the parser's direction)."""
+    return [Pair(p.id, p.tgt, p.src, p.group) for p in pairs]
 
 
 def lf_types_of(path: str | Path) -> list[str]:
@@ -131,7 +135,7 @@ def evaluate_parser(parser: Parser, pairs: Sequence[Pair], lf_type: str, beam: i
     questions = [p.src for p in pairs]
     parses = parser.parse(questions, beam=beam)
     hits = [bool(best) and same_logical_form(best[0][0], pair.tgt, lf_type) for best, pair in zip(parses, pairs)]
-    return {"examples": len(pairs), "lf_exact_match": sum(hits) / len(pairs) if pairs else None,
+    return {"examples": len(pairs), "hits": sum(hits), "lf_exact_match": sum(hits) / len(pairs) if pairs else None,
             "beam": beam, "predictions": [" ".join(best[0][0]) if best else "" for best in parses]}
 
 
@@ -177,7 +181,7 @@ def evaluate_parser_file(checkpoint: str | Path, examples: str | Path, out_dir: 
         chosen = [p for p in pairs if types[p.id] == lf_type]
         result = evaluate_parser(parser, chosen, lf_type, beam)
         metrics["by_type"][lf_type] = {"examples": result["examples"], "lf_exact_match": result["lf_exact_match"]}
-        hits += round(result["lf_exact_match"] * result["examples"])
+        hits += result["hits"]
         predictions.update({p.id: text for p, text in zip(chosen, result["predictions"])})
     metrics["examples_scored"] = len(pairs)
     metrics["lf_exact_match"] = hits / len(pairs) if pairs else None

@@ -107,8 +107,7 @@ def _states_aggregate(words: list[str], aggregate: str) -> bool:
     lexicon, suffixes = AGGREGATE_WORDS[aggregate]
     if aggregate == "count" and "many" in words and "how" in words:
         return True
-    return any(w in lexicon or (len(w) > 4 and w.endswith(suffixes)) for w in words) if suffixes \
-        else any(w in lexicon for w in words)
+    return any(w in lexicon or (len(w) > 4 and w.endswith(suffixes)) for w in words)  # endswith(()) is False
 
 
 def _sql_facts(sql: str) -> tuple[list[list[str]], list[str], list[str]]:

@@ -281,17 +281,17 @@ def _make_rows(items: list[tuple[int, RawExample, str | None]], writer: Question
     verdicts = [v for *_, v in outcomes if v is not None]
     candidates = [result for *_, result, v in outcomes if v is not None and v.keep]
     round_trips = judge_pairs(judge, candidates) if judge is not None and candidates else []
-    by_pair = {id(pair): verdict for pair, verdict in zip(candidates, round_trips)}
+    trips = iter(round_trips)  # in the candidates' order, which is the outcomes' order
     pairs: list[PairRow] = []
     rejects: list[RejectRow] = []
     for position, record, result, verdict in outcomes:
+        trip = next(trips, None) if verdict is not None and verdict.keep else None
         if verdict is None:
             rejects.append(result)  # type: ignore[arg-type]
         elif not verdict.keep:
             rejects.append(RejectRow(result.id, "filter", verdict.reason or "", record_json(
                 record, position, question=result.question, score=result.score)))
-        elif id(result) in by_pair and not by_pair[id(result)].keep:
-            trip = by_pair[id(result)]
+        elif trip is not None and not trip.keep:
             threshold = judge.thresholds.get(trip.rule) if judge is not None else None
             rejects.append(RejectRow(result.id, "round_trip", trip.reason(threshold), record_json(
                 record, position, question=result.question, score=result.score,
