@@ -338,8 +338,11 @@ def synthesize(
     no_round_trip: bool = typer.Option(False, "--no-round-trip", help="No round-trip filter, even with a parser."),
     round_trip_rule: List[str] = typer.Option([], "--round-trip-rule", help="TYPE=RULE (repeatable), RULE exact, "
                                                                              "score or token; default sparql=token, "
-                                                                             "sql=exact."),
+                                                                             "sql=score."),
     round_trip_k: int = typer.Option(1, "--round-trip-k", help="Rule exact: a match among the K best parses."),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=1,
+                                             help="Source tokens per generation batch (logical forms x longest "
+                                                  "one); default: what fits the device."),
     round_trip_threshold: List[str] = typer.Option([], "--round-trip-threshold",
                                                    help="RULE=FLOOR (repeatable) for the score rule (mean log p) or the "
                                                         "token rule (least probable token's log p); default: the "
@@ -374,7 +377,8 @@ def synthesize(
     with progress_bar("synthesize") as update:
         manifest = synthesize_from_source(source, checkpoint, out, beam=beam, shard_size=shard_size,
                                           thresholds=thresholds, seed=seed, log=typer.echo, no_repeat=no_repeat,
-                                          progress=lambda done: update(done, None), round_trip=round_trip)
+                                          progress=lambda done: update(done, None), round_trip=round_trip,
+                                          max_tokens=max_tokens)
     counts = manifest["counts"]
     typer.echo(f"inputs={counts['inputs']} pairs={counts['pairs']} rejects={counts['rejects']}")
     typer.echo(f"wrote {out.resolve()}")

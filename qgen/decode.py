@@ -79,74 +79,133 @@ def greedy(model: torch.nn.Module, batch: Batch, max_len: int = 40, keep_attenti
 
 @torch.inference_mode()
 def beam_search(model: torch.nn.Module, batch: Batch, beam: int = 4, max_len: int = 40, alpha: float = 1.0,
-                num_return: int = 1, no_repeat: bool = False) -> list[list[Hypothesis]]:
+                num_return: int = 1, no_repeat: bool = False, check_every: int | None = None) -> list[list[Hypothesis]]:
     """Batched beam search; per example the ``num_return`` best finished hypotheses, best first.
 
     ``no_repeat`` forbids a token right after itself, in every beam (``block_repeat``).
     Scores are length-normalised (``normalise``) when hypotheses are compared at the end; during
     the search the beam keeps the ``beam`` best partial sums, as usual. A hypothesis is finished when
     it emits EOS among the ``beam`` best candidates; an example stops once its best candidate is
-    an EOS; if too few finish within ``max_len`` the best open beams fill the list.
+    an EOS and at least ``num_return`` have finished (OpenNMT-py's rule); if too few finish within
+    ``max_len`` the best open beams fill the list.
+
+    All bookkeeping is tensor work on the model's device: per step no Python loop over rows and no
+    host synchronisation. Whether every example is done is read every ``check_every`` steps (default:
+    every step on the CPU, where reading costs nothing, every 4 on a GPU); the steps run past the end
+    change nothing, since a finished example takes no more hypotheses.
     """
-    size = len(batch)
-    state = _reorder(model.start(batch), torch.arange(size, device=batch.src.device).repeat_interleave(beam))
     device = batch.src.device
-    prev = torch.full((size * beam,), BOS_ID, dtype=torch.long, device=device)
-    scores = torch.full((size, beam), float("-inf"), device=device)
-    scores[:, 0] = 0.0  # all beams start identical: only the first may expand at step 1
-    history = torch.zeros(size * beam, 0, dtype=torch.long, device=device)
-    finished: list[list[Hypothesis]] = [[] for _ in range(size)]
-    done = [False] * size
+    if check_every is None:
+        check_every = 1 if device.type == "cpu" else 4
+    search = _BeamState(len(batch), beam, max_len, alpha, num_return, device)
+    state = _reorder(model.start(batch), torch.arange(len(batch), device=device).repeat_interleave(beam))
+    prev = torch.full((len(batch) * beam,), BOS_ID, dtype=torch.long, device=device)
     for step in range(max_len):
         log_probs, state, _ = model.step(prev, state)  # (size * beam, extended)
         if no_repeat:
             log_probs = block_repeat(log_probs, prev)
-        vocab = log_probs.size(1)
-        candidates = (scores.view(-1, 1) + log_probs.float()).view(size, beam * vocab)
-        top_scores, top_index = candidates.topk(2 * beam, dim=1)  # spare ones replace finished beams
-        origin = top_index // vocab  # (size, 2 * beam)
-        token = top_index % vocab
-        new_scores = torch.full((size, beam), float("-inf"), device=device)
-        new_origin = torch.zeros(size, beam, dtype=torch.long, device=device)
-        new_token = torch.full((size, beam), EOS_ID, dtype=torch.long, device=device)
-        top_scores_l, origin_l, token_l = top_scores.tolist(), origin.tolist(), token.tolist()
-        for row in range(size):
-            if done[row]:
-                continue
-            kept = 0
-            for rank, (score, src_beam, tok) in enumerate(zip(top_scores_l[row], origin_l[row], token_l[row])):
-                if score == float("-inf"):
-                    break
-                if tok == EOS_ID:
-                    if rank < beam:  # an EOS among the beam best finishes a hypothesis
-                        seq = history[row * beam + src_beam].tolist()
-                        finished[row].append(Hypothesis(seq, normalise(score, len(seq) + 1, alpha), score))
-                    continue
-                if kept < beam:
-                    new_scores[row, kept], new_origin[row, kept], new_token[row, kept] = score, src_beam, tok
-                    kept += 1
-            # OpenNMT-py's rule: a row is done once its best candidate ends (and enough have ended).
-            if token_l[row][0] == EOS_ID and len(finished[row]) >= num_return:
-                done[row] = True
-                new_scores[row] = float("-inf")
-        flat = (torch.arange(size, device=device).unsqueeze(1) * beam + new_origin).view(-1)
+        flat, prev = search.advance(step, log_probs)
         state = _reorder(state, flat)
-        history = torch.cat([history.index_select(0, flat), new_token.view(-1, 1)], dim=1)
-        scores, prev = new_scores, new_token.view(-1)
-        if all(done) or bool(torch.isinf(scores).all()):
+        if (step + 1) % check_every == 0 and search.all_done():
             break
-    results = []
-    for row in range(size):
-        pool = list(finished[row])
-        if len(pool) < num_return:  # nothing (or too little) finished: take the best open beams
-            for b in range(beam):
-                score = float(scores[row, b])
-                if score > float("-inf"):
-                    seq = history[row * beam + b].tolist()
-                    pool.append(Hypothesis(seq, normalise(score, len(seq), alpha), score))
-        pool.sort(key=lambda h: h.score, reverse=True)
-        results.append(pool[:num_return])
-    return results
+    return search.results()
+
+
+class _BeamState:
+    """The bookkeeping of ``beam_search`` as tensors, for ``size`` examples of ``beam`` beams each.
+
+    ``pool`` keeps, per example, the ``num_return`` best finished hypotheses so far, in the order a
+    stable sort by normalised score would leave them (earlier finished first among equal scores),
+    so it is exactly the head of the full list of finished hypotheses.
+    """
+
+    def __init__(self, size: int, beam: int, max_len: int, alpha: float, num_return: int,
+                 device: torch.device) -> None:
+        self.size, self.beam, self.max_len, self.alpha, self.keep = size, beam, max_len, alpha, num_return
+        self.device = device
+        self.scores = torch.full((size, beam), float("-inf"), device=device)
+        self.scores[:, 0] = 0.0  # all beams start identical: only the first may expand at step 1
+        self.history = torch.full((size, beam, max_len), EOS_ID, dtype=torch.long, device=device)
+        self.steps = 0  # tokens in the history
+        self.done = torch.zeros(size, dtype=torch.bool, device=device)
+        self.finished = torch.zeros(size, dtype=torch.long, device=device)  # how many have finished
+        self.pool_score = torch.full((size, num_return), float("-inf"), dtype=torch.float64, device=device)
+        self.pool_raw = torch.full((size, num_return), float("-inf"), dtype=torch.float64, device=device)
+        self.pool_len = torch.zeros(size, num_return, dtype=torch.long, device=device)
+        self.pool_ids = torch.full((size, num_return, max_len), EOS_ID, dtype=torch.long, device=device)
+        self.rows = torch.arange(size, device=device).unsqueeze(1)  # (size, 1)
+
+    def advance(self, step: int, log_probs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """One step: log_probs (size * beam, vocab) -> (the flat beam each new beam comes from,
+        the new beams' tokens (size * beam,))."""
+        size, beam = self.size, self.beam
+        vocab = log_probs.size(1)
+        candidates = (self.scores.view(-1, 1) + log_probs.float()).view(size, beam * vocab)
+        top_scores, top_index = candidates.topk(2 * beam, dim=1)  # spare ones replace finished beams
+        origin, token = top_index // vocab, top_index % vocab  # (size, 2 * beam)
+        open_row = ~self.done.unsqueeze(1)  # (size, 1)
+        real = top_scores > float("-inf")  # topk sorts, so the -inf candidates are the tail
+        is_eos = token == EOS_ID
+        # An EOS among the beam best finishes a hypothesis; an EOS elsewhere is dropped.
+        ends = (is_eos & real & open_row)[:, :beam]  # (size, beam)
+        self._finish(step, top_scores[:, :beam], origin[:, :beam], ends)
+        # The other candidates fill the beams in rank order, ``beam`` of them at most.
+        goes_on = ~is_eos & real & open_row  # (size, 2 * beam)
+        slot = goes_on.long().cumsum(dim=1) - 1
+        slot = torch.where(goes_on & (slot < beam), slot, torch.full_like(slot, beam))  # beam = discard
+        new_scores = torch.full((size, beam + 1), float("-inf"), device=self.device)
+        new_origin = torch.zeros(size, beam + 1, dtype=torch.long, device=self.device)
+        new_token = torch.full((size, beam + 1), EOS_ID, dtype=torch.long, device=self.device)
+        new_scores.scatter_(1, slot, top_scores)
+        new_origin.scatter_(1, slot, origin)
+        new_token.scatter_(1, slot, token)
+        new_scores, new_origin, new_token = new_scores[:, :beam], new_origin[:, :beam], new_token[:, :beam]
+        # OpenNMT-py's rule: an example is done once its best candidate ends (and enough have ended).
+        stops = open_row.squeeze(1) & is_eos[:, 0] & (self.finished >= self.keep)
+        self.done = self.done | stops
+        new_scores = new_scores.masked_fill(stops.unsqueeze(1), float("-inf"))
+        self.history = self.history.gather(1, new_origin.unsqueeze(2).expand(-1, -1, self.max_len))
+        self.history[:, :, step] = new_token
+        self.steps = step + 1
+        self.scores = new_scores
+        flat = (self.rows * beam + new_origin).view(-1)
+        return flat, new_token.reshape(-1)
+
+    def _finish(self, step: int, scores: torch.Tensor, origin: torch.Tensor, ends: torch.Tensor) -> None:
+        """Merge this step's finished hypotheses (``ends``, (size, beam)) into the pool."""
+        raw = scores.double().masked_fill(~ends, float("-inf"))
+        length = step  # tokens before the EOS
+        normalised = raw / max(length + 1, 1) ** self.alpha
+        ids = self.history.gather(1, origin.unsqueeze(2).expand(-1, -1, self.max_len))  # (size, beam, max_len)
+        self.finished = self.finished + ends.sum(dim=1)
+        self._merge(normalised, raw, torch.full_like(origin, length), ids)
+
+    def _merge(self, score: torch.Tensor, raw: torch.Tensor, length: torch.Tensor, ids: torch.Tensor) -> None:
+        # Pool first, newcomers after, in rank order: a stable sort keeps earlier ones first on ties.
+        # Candidates that are not hypotheses have score -inf and sort last; the pool's empty slots too.
+        score = torch.cat([self.pool_score, score], dim=1)
+        order = score.sort(dim=1, descending=True, stable=True).indices[:, : self.keep]
+        self.pool_score = score.gather(1, order)
+        self.pool_raw = torch.cat([self.pool_raw, raw], dim=1).gather(1, order)
+        self.pool_len = torch.cat([self.pool_len, length], dim=1).gather(1, order)
+        self.pool_ids = torch.cat([self.pool_ids, ids], dim=1).gather(1, order.unsqueeze(2).expand(-1, -1, self.max_len))
+
+    def all_done(self) -> bool:
+        return bool((self.done | torch.isinf(self.scores).all(dim=1)).all())
+
+    def results(self) -> list[list[Hypothesis]]:
+        # Too few finished: the open beams fill the list (scored over the tokens they have).
+        short = (self.finished < self.keep).unsqueeze(1)  # (size, 1)
+        raw = self.scores.double().masked_fill(~short, float("-inf"))
+        self._merge(raw / max(self.steps, 1) ** self.alpha, raw,
+                    torch.full_like(self.pool_len[:, :1], self.steps).expand(-1, self.beam), self.history)
+        score, log_prob, length, ids = (self.pool_score.tolist(), self.pool_raw.tolist(), self.pool_len.tolist(),
+                                        self.pool_ids.tolist())
+        out = []
+        for row in range(self.size):
+            out.append([Hypothesis(ids[row][k][: length[row][k]], score[row][k], log_prob[row][k])
+                        for k in range(self.keep) if log_prob[row][k] > float("-inf")])
+        return out
 
 
 @torch.inference_mode()

@@ -10,6 +10,7 @@ import torch
 from parsers.jsonl import TextLine, read_text_lines
 from qgen.checkpoint import load_checkpoint
 from qgen.decode import beam_search
+from qgen.batching import default_max_tokens, token_batches
 from qgen.model import make_batch
 
 
@@ -24,11 +25,13 @@ def read_logical_form_lines(path: str | Path | None = None) -> list[TextLine]:
 
 def generate_questions(lfs: Sequence[str | TextLine], checkpoint: str | Path, lf_type: str = "sparql",
                        names: Mapping[str, str] | None = None, beam: int = 4, num_return: int = 1,
-                       batch_size: int = 32, no_repeat: bool = False) -> Iterator[dict]:
+                       batch_size: int | None = None, no_repeat: bool = False,
+                       max_tokens: int | None = None) -> Iterator[dict]:
     """Per logical form, in order: ``{"lf", "questions": [(question, score), ...]}`` best first
     (score: length-normalised log-probability), or ``{"lf", "error"}`` for one that cannot be read
     (from a ``TextLine``: its error, or the parser's after ``line N:``). ``no_repeat``: no word right
-    after itself."""
+    after itself. Batches: at most ``max_tokens`` source tokens (default: what fits the device) and
+    ``batch_size`` logical forms (default: no limit)."""
     from parsers import LogicalFormError, tokenize_lf
 
     if num_return > beam:
@@ -47,9 +50,11 @@ def generate_questions(lfs: Sequence[str | TextLine], checkpoint: str | Path, lf
             parsed.append(f"{where}{err}")
     good = [i for i, p in enumerate(parsed) if isinstance(p, list)]
     answers: dict[int, list[tuple[str, float]]] = {}
-    for start in range(0, len(good), batch_size):
-        chunk = good[start : start + batch_size]
-        batch = make_batch([parsed[i] for i in chunk], None, src_vocab, tgt_vocab, model.cfg.copy).to(device)
+    by_length = sorted(((i, parsed[i]) for i in good), key=lambda item: (len(item[1]), item[0]))
+    budget = max_tokens or default_max_tokens(device, model.cfg, beam)
+    for items in token_batches(by_length, budget, batch_size):
+        chunk = [i for i, _ in items]
+        batch = make_batch([tokens for _, tokens in items], None, src_vocab, tgt_vocab, model.cfg.copy).to(device)
         for i, hyps, oovs in zip(chunk, beam_search(model, batch, beam=beam, num_return=num_return,
                                                              no_repeat=no_repeat), batch.oovs):
             answers[i] = [(" ".join(tgt_vocab.decode(h.ids, oovs)), round(h.score, 4)) for h in hyps]

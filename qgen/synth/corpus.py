@@ -105,14 +105,17 @@ ShardMap = Callable[[Callable[[ShardJob], dict[str, Any]], Iterable[ShardJob]], 
 
 @writes_folder("out_dir", CORPUS_FOLDER, CorpusError)
 def synthesize(records: Iterable[RawExample], checkpoint: str | Path, out_dir: str | Path, shard_size: int = 1000,
-               beam: int = 4, thresholds: FilterThresholds | None = None, seed: int = 1, batch_size: int = 32,
+               beam: int = 4, thresholds: FilterThresholds | None = None, seed: int = 1, batch_size: int | None = None,
                alpha: float = 1.0, max_len: int = 40, max_src_len: int = 400, device: str = "auto",
                tokenize_timeout_s: float | None = 10.0, labels: Callable[[str], str | None] | None = None,
                sample_size: int = 10, log: Callable[[str], None] = print, no_repeat: bool = False,
                map_shards: ShardMap | None = None,
                progress: Callable[[int], None] | None = None, round_trip: RoundTripOptions | None = None,
-               lf_types: Sequence[str] | None = None) -> dict[str, Any]:
+               lf_types: Sequence[str] | None = None, max_tokens: int | None = None) -> dict[str, Any]:
     """Generate, filter and write the corpus for ``records``; returns the final manifest.
+
+    Generation batches hold at most ``max_tokens`` padded source tokens (default: what fits the
+    device, ``qgen.batching``) and, if given, at most ``batch_size`` logical forms.
 
     Starting it again on the same ``out_dir`` with the same input and settings resumes (see the
     module docstring); other settings raise ``CorpusError``. ``map_shards(write_shard, jobs)``, if
@@ -134,6 +137,8 @@ def synthesize(records: Iterable[RawExample], checkpoint: str | Path, out_dir: s
                 "thresholds": thresholds.as_dict(), "schema_version": SCHEMA_VERSION}
     if no_repeat:  # only when set, so a corpus begun before this setting existed still resumes
         settings["no_repeat"] = True
+    if max_tokens is not None:  # as no_repeat
+        settings["max_tokens"] = max_tokens
     if round_trip is not None:  # the parse runs where the generation does
         round_trip = replace(round_trip, device=resolve_device(device).type)
         if not lf_types:  # a file of logical forms: its first readable record's type is checked up front
@@ -147,7 +152,7 @@ def synthesize(records: Iterable[RawExample], checkpoint: str | Path, out_dir: s
         settings["round_trip"] = {**judge.settings(), "parser": file_checksum(judge.checkpoint)}
     manifest = _open_manifest(out, settings, log)
     created_at = datetime.fromisoformat(manifest["created_at"])
-    writer_options = {"beam": beam, "alpha": alpha, "max_len": max_len, "batch_size": batch_size,
+    writer_options = {"beam": beam, "alpha": alpha, "max_len": max_len, "batch_size": batch_size, "max_tokens": max_tokens,
                       "max_src_len": max_src_len, "device": device, "tokenize_timeout_s": tokenize_timeout_s,
                       "ignore_tokens": thresholds.ignore_tokens, "created_at": created_at, "no_repeat": no_repeat}
     writer = QuestionWriter(checkpoint, labels=labels, **writer_options)

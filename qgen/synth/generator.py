@@ -32,6 +32,7 @@ from qgen.datasets.records import RawExample
 from qgen.decode import Hypothesis, beam_search
 from qgen.model import Batch, make_batch
 from qgen.model.vocab import BOS_ID, EOS_ID, PAD_ID
+from qgen.batching import default_max_tokens, token_batches
 from qgen.synth.filter import DEFAULT_IGNORED_TOKENS, overcopy_score
 from qgen.synth.schema import PairRow, RejectRow, record_json
 from qgen.train import resolve_device
@@ -67,19 +68,22 @@ class QuestionWriter:
     """A checkpoint loaded once; ``write(records)`` -> one ``PairRow`` or ``RejectRow`` per record."""
 
     def __init__(self, checkpoint: str | Path, beam: int = 4, alpha: float = 1.0, max_len: int = 40,
-                 batch_size: int = 32, max_src_len: int = 400, device: str | torch.device = "auto",
+                 batch_size: int | None = None, max_src_len: int = 400, device: str | torch.device = "auto",
                  tokenize_timeout_s: float | None = 10.0, labels: Callable[[str], str | None] | None = None,
                  ignore_tokens: Collection[str] = DEFAULT_IGNORED_TOKENS,
-                 created_at: datetime | None = None, no_repeat: bool = False) -> None:
-        if beam < 1 or batch_size < 1 or max_len < 1:
-            raise ValueError("beam, batch_size and max_len must be >= 1")
+                 created_at: datetime | None = None, no_repeat: bool = False, max_tokens: int | None = None) -> None:
+        if beam < 1 or max_len < 1 or (batch_size is not None and batch_size < 1) or \
+                (max_tokens is not None and max_tokens < 1):
+            raise ValueError("beam, batch_size, max_tokens and max_len must be >= 1")
         self.device = resolve_device(device) if isinstance(device, str) else device
         self.model, self.src_vocab, self.tgt_vocab, _ = load_checkpoint(checkpoint, self.device)
         self.model_id = "sha256:" + file_checksum(checkpoint)
         self.copy_mode = self.model.cfg.copy
         self.beam, self.alpha, self.max_len = beam, alpha, max_len
         self.no_repeat = no_repeat  # no word right after itself (qgen.decode.block_repeat)
-        self.batch_size, self.max_src_len = batch_size, max_src_len
+        self.batch_size, self.max_src_len = batch_size, max_src_len  # batch_size: at most so many LFs a batch
+        # Source tokens a batch (rows x longest source, qgen.batching): what fits the device by default.
+        self.max_tokens = max_tokens or default_max_tokens(self.device, self.model.cfg, beam)
         self.tokenize_timeout_s, self.labels = tokenize_timeout_s, labels
         self.ignore_tokens = tuple(ignore_tokens)
         self.created_at = created_at or datetime.now(timezone.utc)
@@ -96,9 +100,8 @@ class QuestionWriter:
             else:
                 ready.append((index, tokens_or_reject))
         ready.sort(key=lambda item: (len(item[1]), item[0]))  # length-sorted batches pad little
-        for start in range(0, len(ready), self.batch_size):
-            chunk = ready[start : start + self.batch_size]
-            for (index, tokens), result in zip(chunk, self._generate(chunk, records, positions)):
+        for chunk in token_batches(ready, self.max_tokens, self.batch_size):
+            for (index, tokens), result in zip(chunk, self._generate_or_split(chunk, records, positions)):
                 results[index] = result
         assert all(r is not None for r in results)
         return results  # type: ignore[return-value]
@@ -126,8 +129,21 @@ class QuestionWriter:
                                       f"more than max_src_len {self.max_src_len}")
         return parsed.tokens
 
+    def _generate_or_split(self, chunk: list[tuple[int, list[str]]], records: Sequence[RawExample],
+                           positions: Sequence[int]) -> list[Result]:
+        """``_generate``; a batch the device has no memory for is halved and tried again (down to one
+        logical form, whose failure becomes its reject row)."""
+        try:
+            return self._generate(chunk, records, positions, raise_out_of_memory=len(chunk) > 1)
+        except torch.OutOfMemoryError:
+            if self.device.type == "cuda":
+                torch.cuda.empty_cache()
+            half = len(chunk) // 2
+            return (self._generate_or_split(chunk[:half], records, positions)
+                    + self._generate_or_split(chunk[half:], records, positions))
+
     def _generate(self, chunk: list[tuple[int, list[str]]], records: Sequence[RawExample],
-                  positions: Sequence[int]) -> list[Result]:
+                  positions: Sequence[int], raise_out_of_memory: bool = False) -> list[Result]:
         sources = [tokens for _, tokens in chunk]
         try:
             batch = make_batch(sources, None, self.src_vocab, self.tgt_vocab, self.copy_mode, self.max_src_len)
@@ -136,10 +152,12 @@ class QuestionWriter:
                                                     no_repeat=self.no_repeat)]
             no_copy = [[0.0] * len(h.ids) for h in hyps]
             shares = copy_shares(self.model, batch, hyps) if self.copy_mode != "none" else no_copy
-        except Exception as err:  # e.g. out of memory: the batch's inputs become rejects, the run goes on
-            reason = f"{type(err).__name__}: {err}"
-            return [RejectRow(records[i].id, "generate", " ".join(reason.split()), record_json(records[i], positions[i]))
-                    for i, _ in chunk]
+        except torch.OutOfMemoryError as err:
+            if raise_out_of_memory:  # the caller splits the batch
+                raise
+            return self._rejects(chunk, records, positions, f"OutOfMemoryError: {err}")
+        except Exception as err:  # a model or device failure: the batch's inputs become rejects, the run goes on
+            return self._rejects(chunk, records, positions, f"{type(err).__name__}: {err}")
         out: list[Result] = []
         for (index, tokens), hyp, oovs, share in zip(chunk, hyps, batch.oovs, shares):
             record = records[index]
@@ -162,6 +180,12 @@ class QuestionWriter:
                 source=record.source, model_id=self.model_id, created_at=self.created_at))
         return out
 
+    @staticmethod
+    def _rejects(chunk: list[tuple[int, list[str]]], records: Sequence[RawExample], positions: Sequence[int],
+                 reason: str) -> list[Result]:
+        return [RejectRow(records[i].id, "generate", " ".join(reason.split()), record_json(records[i], positions[i]))
+                for i, _ in chunk]
+
 
 @torch.inference_mode()
 def copy_shares(model: torch.nn.Module, batch: Batch, hyps: Sequence[Hypothesis]) -> list[list[float]]:
@@ -169,10 +193,11 @@ def copy_shares(model: torch.nn.Module, batch: Batch, hyps: Sequence[Hypothesis]
     (``(1 - p_gen) * sum_{i: x_i = w} beta_i / p(w)``, Eq. 6-11), by teacher-forcing the chosen ids."""
     steps = max((len(h.ids) for h in hyps), default=0)
     device = batch.src.device
-    ids = torch.full((len(hyps), max(steps, 1)), PAD_ID, dtype=torch.long, device=device)  # (batch, steps)
+    ids = torch.full((len(hyps), max(steps, 1)), PAD_ID, dtype=torch.long)  # (batch, steps), filled on the host
     for row, hyp in enumerate(hyps):
         if hyp.ids:
-            ids[row, : len(hyp.ids)] = torch.tensor(hyp.ids, device=device)
+            ids[row, : len(hyp.ids)] = torch.tensor(hyp.ids)
+    ids = ids.to(device)  # one copy to the device, not one per row
     state = model.start(batch)
     prev = torch.full((len(hyps),), BOS_ID, dtype=torch.long, device=device)  # (batch,)
     shares = torch.zeros(len(hyps), max(steps, 1), device=device)  # (batch, steps)

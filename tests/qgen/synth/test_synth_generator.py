@@ -136,3 +136,43 @@ def test_no_repeat_reaches_the_beam_search(checkpoint: Path, no_repeat_seen: lis
     assert no_repeat_seen == [False, True]
     # this model repeats nothing here, so forbidding repeats changes nothing
     assert [r.question for r in blocked] == [r.question for r in plain]  # type: ignore[union-attr]
+
+
+def test_batches_by_token_budget_give_the_same_rows_in_input_order(checkpoint: Path) -> None:
+    records = [record(100 + i, name, relation) for i, name in enumerate(NAMES) for relation, _ in RELATIONS]
+    records.append(record(200, None))  # a reject among them keeps its place
+    one_by_one = QuestionWriter(checkpoint, max_tokens=1).write(records)
+    big = QuestionWriter(checkpoint, max_tokens=10_000).write(records)
+    assert [r.id for r in big] == [r.id for r in records]
+    assert [(type(r), getattr(r, "question", None)) for r in big] == \
+           [(type(r), getattr(r, "question", None)) for r in one_by_one]
+    for left, right in zip(big, one_by_one):
+        if isinstance(left, PairRow):
+            assert left.score == pytest.approx(right.score, abs=1e-5)
+
+
+def test_a_batch_without_memory_is_halved_until_it_fits(checkpoint: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = generator_module.beam_search
+    sizes: list[int] = []
+
+    def small_device(model, batch, *args, **kwargs):  # type: ignore[no-untyped-def]
+        sizes.append(len(batch))
+        if len(batch) > 2:
+            raise torch.OutOfMemoryError("CUDA out of memory (a test)")
+        return real(model, batch, *args, **kwargs)
+
+    monkeypatch.setattr(generator_module, "beam_search", small_device)
+    records = [record(300 + i, name) for i, name in enumerate(NAMES[:7])]
+    rows = QuestionWriter(checkpoint, max_tokens=10_000).write(records)
+    assert all(isinstance(r, PairRow) for r in rows) and [r.id for r in rows] == [r.id for r in records]
+    assert sizes[0] == 7 and sum(n for n in sizes if n <= 2) == 7  # halves until each fits, each LF once
+
+
+def test_one_logical_form_without_memory_becomes_a_reject(checkpoint: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_memory(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise torch.OutOfMemoryError("CUDA out of memory (a test)")
+
+    monkeypatch.setattr(generator_module, "beam_search", no_memory)
+    rows = QuestionWriter(checkpoint, max_tokens=10_000).write([record(1, "oslo"), record(2, "lyon")])
+    assert [type(r) for r in rows] == [RejectRow, RejectRow]
+    assert all(r.stage == "generate" and r.reason.startswith("OutOfMemoryError") for r in rows)
