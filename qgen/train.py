@@ -112,8 +112,10 @@ def train(train_pairs: Sequence[Pair], valid_pairs: Sequence[Pair], model_cfg: M
         model, src_vocab, tgt_vocab, payload = load_checkpoint(resume, device)
         if not _same_run(payload["train_config"], asdict(cfg)) or not _same_model(model.cfg, model_cfg):
             raise ValueError(f"{resume} was written with another configuration; use another --out or delete it")
-        optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate)
+        optimizer = make_optimizer(model, cfg, device)
         optimizer.load_state_dict(payload["optimizer"])
+        for group in optimizer.param_groups:  # the saved groups carry the old device's kernel choice
+            group["fused"] = sync_free(device)
         torch.set_rng_state(payload["torch_rng"])
         start_epoch, history = int(payload["epoch"]), [EpochStats(**h) for h in payload["history"]]
         vectors = payload.get("pretrained_vectors", "none")
@@ -122,7 +124,7 @@ def train(train_pairs: Sequence[Pair], valid_pairs: Sequence[Pair], model_cfg: M
         src_vocab, tgt_vocab = build_vocabularies(train_pairs)
         model = build_model(model_cfg.with_vocab(len(src_vocab), len(tgt_vocab))).to(device)
         vectors = _load_pretrained(model, src_vocab, tgt_vocab, cfg.glove_path, log)
-        optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate)
+        optimizer = make_optimizer(model, cfg, device)
         start_epoch, history = 0, []
     best = min(history, key=lambda h: h.valid_loss) if history else None
     started = time.perf_counter()
@@ -172,7 +174,11 @@ def run_epoch(model: QuestionGenerator, optimizer: torch.optim.Optimizer, train_
     autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=cfg.bf16 and device.type == "cuda")
     model.train()
     started = time.perf_counter()
-    total, tokens, steps, skipped = 0.0, 0, 0, 0
+    # Sums kept on the device: a step never waits for the host (see _update).
+    total = torch.zeros((), device=device)
+    tokens = torch.zeros((), dtype=torch.long, device=device)
+    skipped = torch.zeros((), dtype=torch.long, device=device)
+    steps = 0
     for pairs in bucketed_batches(train_pairs, cfg.batch_size, rng):
         steps += 1
         batch = _batch(pairs, src_vocab, tgt_vocab, model.cfg.copy, cfg).to(device)
@@ -182,20 +188,18 @@ def run_epoch(model: QuestionGenerator, optimizer: torch.optim.Optimizer, train_
         optimizer.zero_grad(set_to_none=True)
         (loss / count).backward()
         norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm)
-        # One non-finite gradient, clipped (inf * 0 = nan) and taken by Adam, turns every weight into
-        # NaN for good: a bf16 run on the GPU (WebQSP Copy + Coverage, seed 3) trained with NaN loss from
-        # epoch 65 on. Skip such an update, as AMP's GradScaler does, and stop if it becomes the rule.
-        if not torch.isfinite(norm):
-            skipped += 1
-            continue
-        optimizer.step()
-        total, tokens = total + float(loss.detach()), tokens + count
-    if skipped * 2 > steps:
-        raise FloatingPointError(f"epoch {epoch}: {skipped} of {steps} steps had a non-finite gradient; "
+        taken = _update(optimizer, norm)
+        total = total + torch.where(taken, loss.detach().float(), 0.0)
+        tokens = tokens + taken.long() * count
+        skipped = skipped + (~taken).long()
+    skipped_steps = int(skipped)
+    if skipped_steps * 2 > steps:
+        raise FloatingPointError(f"epoch {epoch}: {skipped_steps} of {steps} steps had a non-finite gradient; "
                                  "training diverged (resume from last.pt with another seed or learning rate)")
+    total, tokens = float(total), int(tokens)
     seconds = time.perf_counter() - started
     return EpochStats(epoch, total / max(tokens, 1), evaluate_loss(model, valid_pairs, src_vocab, tgt_vocab, cfg, device),
-                      seconds, tokens / seconds, code_version(), skipped)
+                      seconds, tokens / seconds, code_version(), skipped_steps)
 
 
 @torch.no_grad()
@@ -205,11 +209,40 @@ def evaluate_loss(model: QuestionGenerator, pairs: Sequence[Pair], src_vocab: Vo
     if not pairs:
         return math.nan
     model.eval()
-    total, tokens = 0.0, 0
+    total, tokens = torch.zeros((), device=device), 0
     for chunk in sequential_batches(pairs, 64):
         loss, count = model(_batch(chunk, src_vocab, tgt_vocab, model.cfg.copy, cfg).to(device))
-        total, tokens = total + float(loss.detach()), tokens + count
-    return total / max(tokens, 1)
+        total, tokens = total + loss.detach().float(), tokens + count
+    return float(total) / max(tokens, 1)
+
+
+def make_optimizer(model: QuestionGenerator, cfg: TrainConfig, device: torch.device) -> torch.optim.Optimizer:
+    """Adam; on a GPU its fused kernel, which reads the skip flag of ``_update`` on the device."""
+    return torch.optim.Adam(model.parameters(), lr=cfg.learning_rate, fused=sync_free(device))
+
+
+def sync_free(device: torch.device) -> bool:
+    """Whether updates are skipped on the device (a GPU) or decided on the host (a CPU, where reading a
+    number back costs nothing and the plain eager path stays the reference)."""
+    return device.type == "cuda"
+
+
+def _update(optimizer: torch.optim.Optimizer, norm: torch.Tensor) -> torch.Tensor:
+    """Take the step unless the gradient is not finite; returns whether it was taken (a device bool).
+
+    One non-finite gradient, clipped (inf * 0 = nan) and taken by Adam, turns every weight into NaN
+    for good: a bf16 run on the GPU (WebQSP Copy + Coverage, seed 3) trained with NaN loss from epoch
+    65 on. Such an update is skipped, as AMP's GradScaler does: on a GPU the flag goes to the fused
+    Adam kernel as ``found_inf`` (it leaves weights, moments and the step count alone), so the host
+    never waits for the norm; on a CPU the host reads it and skips the call.
+    """
+    taken = torch.isfinite(norm)
+    if sync_free(norm.device):
+        optimizer.found_inf = (~taken).float()  # type: ignore[attr-defined]
+        optimizer.step()
+    elif bool(taken):
+        optimizer.step()
+    return taken
 
 
 def _batch(pairs: Sequence[Pair], src_vocab: Vocab, tgt_vocab: Vocab, copy: str, cfg: TrainConfig):

@@ -18,11 +18,14 @@ class Batch:
     extended_size: int  # output vocabulary + the largest OOV list of the batch
     tgt: torch.Tensor | None  # (batch, tgt_len) gold ids incl. EOS, PAD after it
     oovs: list[list[str]]  # per example: the tokens of its extended ids
+    # Target tokens (EOS included), counted on the host when the batch is made, so that training
+    # never reads the count back from the device.
+    target_tokens: int = 0
 
     def to(self, device: torch.device | str) -> "Batch":
         move = lambda t: t.to(device, non_blocking=True) if t is not None else None  # noqa: E731
         return Batch(move(self.src), self.src_lengths, move(self.src_mask), move(self.copy_ids),
-                     self.extended_size, move(self.tgt), self.oovs)
+                     self.extended_size, move(self.tgt), self.oovs, self.target_tokens)
 
     def __len__(self) -> int:
         return self.src.size(0)
@@ -49,4 +52,5 @@ def make_batch(sources: Sequence[Sequence[str]], targets: Sequence[Sequence[str]
         for row, ids in enumerate(gold):
             tgt[row, : len(ids)] = torch.tensor(ids)
     extended = len(tgt_vocab) + max((len(o) for o in oovs), default=0)
-    return Batch(src, lengths, src != PAD_ID, cids, extended, tgt, oovs)
+    target_tokens = int((tgt != PAD_ID).sum()) if tgt is not None else 0
+    return Batch(src, lengths, src != PAD_ID, cids, extended, tgt, oovs, target_tokens)

@@ -61,7 +61,8 @@ class QuestionGenerator(nn.Module):
                 use_gold = sequence_coin if sequence_coin is not None else (
                     torch.rand(gold.shape, device=gold.device, generator=generator) < teacher_forcing)
                 prev = torch.where(use_gold, gold, log_probs.argmax(dim=1))
-        return total, int((tgt != PAD_ID).sum())
+        # The count made on the host with the batch (no device read); a batch built by hand counts here.
+        return total, batch.target_tokens or int((tgt != PAD_ID).sum())
 
 
 def build_model(cfg: ModelConfig) -> QuestionGenerator:

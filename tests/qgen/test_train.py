@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 import torch
 
+import qgen.train
 from qgen.checkpoint import load_checkpoint
 from qgen.data import Pair, holdout
 from qgen.decode import greedy
@@ -120,7 +121,10 @@ def test_checkpoint_loads_onto_another_device_and_resumes(tmp_path: Path) -> Non
     torch.set_rng_state(payload["torch_rng"])  # what a resume does first
 
 
-def test_non_finite_gradient_skips_the_update(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("on_device", [False, True])
+def test_non_finite_gradient_skips_the_update(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, on_device: bool) -> None:
+    """Decided on the host (the CPU path) or on the device (fused Adam's found_inf, the GPU path)."""
+    monkeypatch.setattr(qgen.train, "sync_free", lambda device: on_device)
     torch.manual_seed(0)
     calls = {"n": 0}
     original = torch.nn.utils.clip_grad_norm_
@@ -141,7 +145,25 @@ def test_non_finite_gradient_skips_the_update(tmp_path: Path, monkeypatch: pytes
     assert torch.isfinite(torch.tensor(result.history[0].train_loss))
 
 
-def test_diverged_training_stops_with_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("on_device", [False, True])
+def test_diverged_training_stops_with_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    on_device: bool) -> None:
+    monkeypatch.setattr(qgen.train, "sync_free", lambda device: on_device)
     monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", lambda params, max_norm: torch.tensor(float("inf")))
     with pytest.raises(FloatingPointError, match="non-finite gradient"):
         train(PAIRS, PAIRS[:4], FAMILIES["copynet"], TrainConfig(epochs=1, batch_size=5), tmp_path, log=lambda _: None)
+
+
+def test_the_device_side_update_trains_as_the_host_side_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The GPU's sync-free loop (fused Adam, skip flag and sums on the device), run on the CPU, gives the
+    plain loop's losses within float tolerance; a run resumed across the two paths goes on."""
+    cfg = TrainConfig(epochs=2, batch_size=5, learning_rate=1e-2)
+    host = train(PAIRS, PAIRS[:4], FAMILIES["scratchpad"], cfg, tmp_path / "host", log=lambda _: None)
+    monkeypatch.setattr(qgen.train, "sync_free", lambda device: True)
+    device = train(PAIRS, PAIRS[:4], FAMILIES["scratchpad"], cfg, tmp_path / "device", log=lambda _: None)
+    for a, b in zip(host.history, device.history):
+        assert a.train_loss == pytest.approx(b.train_loss, rel=1e-4)
+        assert a.valid_loss == pytest.approx(b.valid_loss, rel=1e-4)
+    resumed = train(PAIRS, PAIRS[:4], FAMILIES["scratchpad"], TrainConfig(epochs=3, batch_size=5, learning_rate=1e-2),
+                    tmp_path / "host", log=lambda _: None)
+    assert resumed.epochs_run == 3
