@@ -1,13 +1,27 @@
 """Attention over the encoder states (seed Eq. 1-3), with an optional coverage input (Eq. 15-16).
 
-Score choice: Luong's "general" score e_ti = (W s_t) . h_i. The decoder state is projected once per
-step, so a step costs O(T·H) even though the scratchpad rewrites every h_i at every step; an MLP
-over [s_t; h_i] would cost O(T·H²) per step and could not be precomputed.
+Two score functions (``ModelConfig.attention``):
+
+- ``GeneralAttention`` (``"luong"``, seed 000's "attention mechanism from 4.1"): Luong's general
+  score e_ti = (W s_t) . h_i. Coverage, when given, adds w . C_t,i outside the score.
+- ``MLPAttention`` (``"bahdanau"``, seed 001 Eq. 1-2, 8, 16): e_ti = v . tanh(W_s s + W_h h_i [+ W_c C_i]),
+  coverage inside the tanh.
+
+Both cost O(T·A) per step although the scratchpad rewrites every h_i each step: the MLP's keys
+K = W_h h live in the decoder state (``project``), and since the write h_i' = a_i h_i + (1 - a_i) u is
+linear in h, the decoder updates them with the same gate (K_i' = a_i K_i + (1 - a_i) W_h u) instead of
+projecting the whole memory again.
 """
 from __future__ import annotations
 
 import torch
 from torch import nn
+
+
+def masked_softmax(scores: torch.Tensor, mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """scores (batch, src_len) -> weights summing to 1 over unmasked positions (all zero for a row with none)."""
+    scores = scores.float().masked_fill(~mask, float("-inf"))
+    return torch.softmax(scores, dim=-1).nan_to_num(0.0).to(dtype)  # (batch, src_len)
 
 
 class GeneralAttention(nn.Module):
@@ -26,7 +40,38 @@ class GeneralAttention(nn.Module):
         scores = torch.bmm(keys, self.project(query).unsqueeze(2)).squeeze(2)  # (batch, src_len)
         if self.coverage is not None and coverage is not None:
             scores = scores + self.coverage(coverage).squeeze(-1)  # (batch, src_len)
-        scores = scores.float().masked_fill(~mask, float("-inf"))
-        weights = torch.softmax(scores, dim=-1).nan_to_num(0.0).to(keys.dtype)  # (batch, src_len)
+        weights = masked_softmax(scores, mask, keys.dtype)  # (batch, src_len)
         context = torch.bmm(weights.unsqueeze(1), keys).squeeze(1)  # (batch, k)
+        return weights, context
+
+
+class MLPAttention(nn.Module):
+    """Bahdanau's score v . tanh(W_s s + W_h h_i [+ W_c C_i]); ``key`` (W_h, no bias) projects the memory."""
+
+    def __init__(self, query_dim: int, key_dim: int, attention_dim: int, coverage_dim: int = 0) -> None:
+        super().__init__()
+        self.query = nn.Linear(query_dim, attention_dim)  # W_s (and the MLP's bias)
+        self.key = nn.Linear(key_dim, attention_dim, bias=False)  # W_h: linear, so the write can update W_h h
+        self.coverage = nn.Linear(coverage_dim, attention_dim, bias=False) if coverage_dim else None  # W_c
+        self.score = nn.Linear(attention_dim, 1, bias=False)  # v
+
+    def project(self, memory: torch.Tensor) -> torch.Tensor:
+        """memory (batch, src_len, k) -> keys W_h h (batch, src_len, attention_dim), kept in the decoder state."""
+        return self.key(memory)
+
+    def forward(self, query: torch.Tensor, memory: torch.Tensor, mask: torch.Tensor,
+                coverage: torch.Tensor | None = None,
+                keys: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """query (batch, q), memory (batch, src_len, k), mask (batch, src_len) bool, coverage
+        (batch, src_len, c), keys = ``project(memory)`` when the caller keeps them (else computed here).
+
+        Returns weights (batch, src_len) and the context (batch, k), as ``GeneralAttention``.
+        """
+        keys = self.project(memory) if keys is None else keys  # (batch, src_len, a)
+        hidden = keys + self.query(query).unsqueeze(1)  # (batch, src_len, a)
+        if self.coverage is not None and coverage is not None:
+            hidden = hidden + self.coverage(coverage)  # Eq. 16: coverage inside the score
+        scores = self.score(torch.tanh(hidden)).squeeze(-1)  # (batch, src_len)
+        weights = masked_softmax(scores, mask, memory.dtype)  # (batch, src_len)
+        context = torch.bmm(weights.unsqueeze(1), memory).squeeze(1)  # (batch, k)
         return weights, context

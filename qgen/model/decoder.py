@@ -4,20 +4,31 @@
     step(prev_tokens, state) -> (log_probs, state, attns)
 
 Every state tensor is batch-first, so beam search reorders a state it knows nothing about with
-``{k: v[idx] for k, v in state.items()}``. State update (seed Eq. 4): the GRU reads the previous
-word and the previous post-read state (input feeding); the read attention (Eq. 1-3) over the
-encoder states gives the context c_t and the post-read state s'_t = tanh(W [s_t ; c_t]).
+``{k: v[idx] for k, v in state.items()}``.
+
+State update, two step orders (``ModelConfig.attention``):
+- ``"luong"`` (seed 000): the GRU reads the previous word and the previous post-read state (input
+  feeding, state "feed"); the read attention (general score) over the encoder states, from the
+  updated state s_t, gives the context c_t.
+- ``"bahdanau"`` (seed 001 Eq. 1-4): the read attention (MLP score) from the previous state s_t-1
+  (the GRU's top layer) gives c_t; the GRU reads [y_t-1 ; c_t] (no input feeding).
+Either way the post-read state s'_t = tanh(W [s_t ; c_t]) feeds the output layer, the copy
+attention, p_gen, coverage and the scratchpad write (the "s_t" of Eq. 5-16).
+
+The MLP scores and the MLP write gate keep their projections of the memory in the state ("keys_*",
+(batch, src_len, A)); the scratchpad write updates them with its own gate (memory.write), so a step
+never projects the whole memory again.
 """
 from __future__ import annotations
 
 import torch
 from torch import nn
 
-from qgen.model.attention import GeneralAttention
+from qgen.model.attention import GeneralAttention, MLPAttention
 from qgen.model.config import ModelConfig
 from qgen.model.coverage import CoverageUpdater
 from qgen.model.generator import CopyGenerator, SoftmaxGenerator
-from qgen.model.memory import Scratchpad
+from qgen.model.memory import Scratchpad, write
 from qgen.model.vocab import PAD_ID, UNK_ID
 
 State = dict[str, torch.Tensor]
@@ -28,19 +39,35 @@ class Decoder(nn.Module):
         super().__init__()
         h = cfg.hidden_size
         self.cfg = cfg
+        mlp = cfg.attention == "bahdanau"
+        units = cfg.mlp_units
         self.embedding = nn.Embedding(cfg.tgt_vocab_size, cfg.embedding_dim, padding_idx=PAD_ID)
         self.dropout = nn.Dropout(cfg.dropout)
         self.gru = nn.GRU(cfg.embedding_dim + h, h, cfg.num_layers, batch_first=True,
                           dropout=cfg.dropout if cfg.num_layers > 1 else 0.0)
-        self.read_attention = GeneralAttention(h, h)
+        self.read_attention: nn.Module = MLPAttention(h, h, units) if mlp else GeneralAttention(h, h)
         self.post_read = nn.Linear(2 * h, h)
         if cfg.copy == "none":
             self.generator: nn.Module = SoftmaxGenerator(h, cfg.tgt_vocab_size)
         else:
-            self.generator = CopyGenerator(h, cfg.embedding_dim, cfg.tgt_vocab_size, cfg.coverage_dim)
+            self.generator = CopyGenerator(h, cfg.embedding_dim, cfg.tgt_vocab_size, cfg.coverage_dim,
+                                           attention_dim=units if mlp else 0, copy_all=cfg.copy_softmax == "all",
+                                           gate_hidden=units if cfg.gates == "mlp" else 0)
         self.coverage = CoverageUpdater(h, cfg.coverage_dim) if cfg.coverage_dim else None
-        self.scratchpad = (Scratchpad(h, focus_gate=cfg.memory == "scratchpad_focus")
+        self.scratchpad = (Scratchpad(h, focus_gate=cfg.memory == "scratchpad_focus",
+                                      gate_hidden=units if cfg.gates == "mlp" else 0)
                            if cfg.memory != "none" else None)
+
+    def projections(self) -> dict[str, nn.Module]:
+        """The linear maps of the memory kept in the state, by state key: rewritten with the memory."""
+        maps: dict[str, nn.Module] = {}
+        if isinstance(self.read_attention, MLPAttention):
+            maps["keys_read"] = self.read_attention.key
+        if isinstance(self.generator, CopyGenerator) and isinstance(self.generator.copy_attention, MLPAttention):
+            maps["keys_copy"] = self.generator.copy_attention.key
+        if self.scratchpad is not None and self.scratchpad.gate_out is not None:
+            maps["keys_gate"] = self.scratchpad.gate_memory
+        return maps
 
     def init_state(self, encoder_out: torch.Tensor, encoder_final: torch.Tensor, src_mask: torch.Tensor,
                    copy_ids: torch.Tensor, extended_size: int) -> State:
@@ -49,14 +76,17 @@ class Decoder(nn.Module):
             "hidden": encoder_final.transpose(0, 1).contiguous(),  # (batch, layers, h)
             "memory": encoder_out,  # (batch, src_len, h): the scratchpad rewrites it
             "src_mask": src_mask,  # (batch, src_len) bool
-            "feed": encoder_out.new_zeros(batch, h),  # previous post-read state
             "copy_mask": src_mask & (copy_ids >= 0),  # (batch, src_len)
             "copy_ids": copy_ids.clamp_min(0),  # (batch, src_len)
             # Its width is the extended vocabulary's OOV count; a tensor so that beams reorder it.
             "extended": encoder_out.new_zeros(batch, max(extended_size - self.cfg.tgt_vocab_size, 0)),
         }
+        if self.cfg.attention == "luong":
+            state["feed"] = encoder_out.new_zeros(batch, h)  # previous post-read state (input feeding)
         if self.coverage is not None:
             state["coverage"] = encoder_out.new_zeros(batch, src_len, self.cfg.coverage_dim)
+        for key, projection in self.projections().items():
+            state[key] = projection(encoder_out)  # (batch, src_len, A)
         return state
 
     def step(self, prev_tokens: torch.Tensor, state: State) -> tuple[torch.Tensor, State, dict[str, torch.Tensor]]:
@@ -64,18 +94,25 @@ class Decoder(nn.Module):
         vocab = self.cfg.tgt_vocab_size
         inputs = prev_tokens.masked_fill(prev_tokens >= vocab, UNK_ID)  # a copied OOV is read as UNK
         embedded = self.dropout(self.embedding(inputs))  # (batch, emb)
-        gru_in = torch.cat([embedded, state["feed"]], dim=-1).unsqueeze(1)  # (batch, 1, emb + h)
-        output, hidden = self.gru(gru_in, state["hidden"].transpose(0, 1).contiguous())
-        s = output.squeeze(1)  # (batch, h)
         memory, mask = state["memory"], state["src_mask"]
-        read, read_context = self.read_attention(s, memory, mask)  # (batch, src_len), (batch, h)
+        if self.cfg.attention == "luong":
+            gru_in = torch.cat([embedded, state["feed"]], dim=-1).unsqueeze(1)  # (batch, 1, emb + h)
+            output, hidden = self.gru(gru_in, state["hidden"].transpose(0, 1).contiguous())
+            s = output.squeeze(1)  # (batch, h)
+            read, read_context = self.read_attention(s, memory, mask)  # (batch, src_len), (batch, h)
+        else:  # Eq. 1-4: read with s_t-1, then s_t = GRU(s_t-1, [y_t-1 ; attn_read])
+            read, read_context = self.read_attention(state["hidden"][:, -1], memory, mask, keys=state["keys_read"])
+            gru_in = torch.cat([embedded, read_context], dim=-1).unsqueeze(1)  # (batch, 1, emb + h)
+            output, hidden = self.gru(gru_in, state["hidden"].transpose(0, 1).contiguous())
+            s = output.squeeze(1)  # (batch, h)
         post = torch.tanh(self.post_read(torch.cat([s, read_context], dim=-1)))  # (batch, h)
         attns: dict[str, torch.Tensor] = {"read": read}
         new_state = dict(state)
         if isinstance(self.generator, CopyGenerator):
             extended_size = vocab + state["extended"].size(1)
             log_probs, copy_attns, written_context = self.generator(
-                post, embedded, memory, state["copy_mask"], state["copy_ids"], extended_size, state.get("coverage"))
+                post, embedded, memory, state["copy_mask"], state["copy_ids"], extended_size, state.get("coverage"),
+                src_mask=mask, keys=state.get("keys_copy"))
             attns.update(copy_attns)
         else:
             log_probs, written_context = self.generator(post), read_context
@@ -84,7 +121,13 @@ class Decoder(nn.Module):
             attns["coverage"] = new_state["coverage"]
         if self.scratchpad is not None:
             focus = attns.get("copy", read)  # the attention whose context is written (Eq. 12-14)
-            new_state["memory"], attns["write_gate"] = self.scratchpad(memory, post, written_context, mask, focus)
+            projected = state["keys_gate"] if "keys_gate" in state else self.scratchpad.project(memory)
+            alpha, update = self.scratchpad.gate(post, written_context, projected, focus)  # (b, T, 1), (b, 1, h)
+            new_state["memory"] = write(memory, alpha, update, mask)
+            for key, projection in self.projections().items():  # Eq. 12 on W h: W h' = a W h + (1 - a) W u
+                new_state[key] = write(state[key], alpha, projection(update), mask)
+            attns["write_gate"] = alpha.squeeze(-1)
         new_state["hidden"] = hidden.transpose(0, 1).contiguous()
-        new_state["feed"] = post
+        if self.cfg.attention == "luong":
+            new_state["feed"] = post
         return log_probs, new_state, attns

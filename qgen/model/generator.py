@@ -1,18 +1,26 @@
 """Output layers: a softmax over the output vocabulary (seed Eq. 5) or the copy mixture (Eq. 6-11).
 
 Copy: a separate copy attention over the (possibly rewritten) encoder states, computed from the
-post-read state, gives beta; p_gen = sigmoid(w [s_t ; c_copy ; y_t-1]) mixes
+post-read state, gives beta; p_gen mixes
     p(w) = p_gen * p_vocab(w) + (1 - p_gen) * sum_{i: x_i = w} beta_i
-over the output vocabulary plus the example's extended OOV slots. Source positions that cannot be
-copied (``copy_ids`` = -1 in the paper's V_i ∩ V_o mode) get no copy attention; a row with no
-copyable position generates only. PAD and BOS never get probability.
+over the output vocabulary plus the example's extended OOV slots. PAD and BOS never get probability.
+
+Two readings of the copy attention's domain (``ModelConfig.copy_softmax``):
+- ``"copyable"``: source positions that cannot be copied (``copy_ids`` = -1 in the paper's V_i ∩ V_o
+  mode) get no copy attention; a row with no copyable position generates only (p_gen = 1).
+- ``"all"`` (seed 001 Eq. 9): beta is a softmax over every source position (padding excluded); the
+  mass it puts on a position that cannot be copied is lost, so p(w) sums to less than 1.
+
+Two forms of the switch (``ModelConfig.gates``):
+- ``"linear"``: p_gen = sigmoid(w [s_t ; c_copy ; y_t-1]).
+- ``"mlp"`` (seed 001 Eq. 11): p_gen = sigmoid(W1 ReLU(W2 [s_t ; c_copy])).
 """
 from __future__ import annotations
 
 import torch
 from torch import nn
 
-from qgen.model.attention import GeneralAttention
+from qgen.model.attention import GeneralAttention, MLPAttention
 from qgen.model.vocab import BOS_ID, PAD_ID
 
 _LOG_FLOOR = 1e-12
@@ -29,27 +37,55 @@ class SoftmaxGenerator(nn.Module):
 
 
 class CopyGenerator(nn.Module):
-    def __init__(self, hidden_size: int, embedding_dim: int, vocab_size: int, coverage_dim: int = 0) -> None:
+    """``attention_dim`` > 0: the MLP copy score (``MLPAttention``), else the general one; ``copy_all``:
+    the softmax over every position (Eq. 9); ``gate_hidden`` > 0: the MLP switch (Eq. 11)."""
+
+    def __init__(self, hidden_size: int, embedding_dim: int, vocab_size: int, coverage_dim: int = 0,
+                 attention_dim: int = 0, copy_all: bool = False, gate_hidden: int = 0) -> None:
         super().__init__()
         self.out = nn.Linear(hidden_size, vocab_size)
-        self.copy_attention = GeneralAttention(hidden_size, hidden_size, coverage_dim)
-        self.switch = nn.Linear(2 * hidden_size + embedding_dim, 1)
+        self.copy_attention: nn.Module = (MLPAttention(hidden_size, hidden_size, attention_dim, coverage_dim)
+                                          if attention_dim else GeneralAttention(hidden_size, hidden_size, coverage_dim))
+        self.copy_all = copy_all
+        if gate_hidden:  # Eq. 11: W1 ReLU(W2 [s ; c_copy])
+            self.switch: nn.Module = nn.Sequential(nn.Linear(2 * hidden_size, gate_hidden), nn.ReLU(),
+                                                   nn.Linear(gate_hidden, 1))
+        else:
+            self.switch = nn.Linear(2 * hidden_size + embedding_dim, 1)
+        self.switch_sees_previous_word = not gate_hidden
 
     def forward(self, state: torch.Tensor, prev_embedded: torch.Tensor, memory: torch.Tensor,
                 copy_mask: torch.Tensor, copy_ids: torch.Tensor, extended_size: int,
-                coverage: torch.Tensor | None = None) -> tuple[torch.Tensor, dict[str, torch.Tensor], torch.Tensor]:
+                coverage: torch.Tensor | None = None, src_mask: torch.Tensor | None = None,
+                keys: torch.Tensor | None = None) -> tuple[torch.Tensor, dict[str, torch.Tensor], torch.Tensor]:
         """Log-probabilities (batch, extended_size), attentions {copy, p_gen}, copy context (batch, h).
 
         state (batch, h) post-read; prev_embedded (batch, emb); memory (batch, src_len, h);
-        copy_mask (batch, src_len) bool; copy_ids (batch, src_len) ids in [0, extended_size).
+        copy_mask (batch, src_len) bool; copy_ids (batch, src_len) ids in [0, extended_size);
+        src_mask (batch, src_len) bool, the softmax's domain with ``copy_all``; keys: the MLP score's
+        projected memory when the caller keeps it.
         """
-        beta, copy_context = self.copy_attention(state, memory, copy_mask, coverage)  # (batch, src_len), (batch, h)
-        p_gen = torch.sigmoid(self.switch(torch.cat([state, copy_context, prev_embedded], dim=-1))).float()  # (batch, 1)
-        p_gen = torch.where(copy_mask.any(dim=1, keepdim=True), p_gen, torch.ones_like(p_gen))
+        if self.copy_all:
+            if src_mask is None:
+                raise ValueError("a copy softmax over all positions needs src_mask")
+            domain = src_mask
+        else:
+            domain = copy_mask
+        if keys is not None:
+            beta, copy_context = self.copy_attention(state, memory, domain, coverage, keys=keys)
+        else:
+            beta, copy_context = self.copy_attention(state, memory, domain, coverage)  # (batch, src_len), (batch, h)
+        if self.switch_sees_previous_word:
+            p_gen = torch.sigmoid(self.switch(torch.cat([state, copy_context, prev_embedded], dim=-1))).float()
+        else:
+            p_gen = torch.sigmoid(self.switch(torch.cat([state, copy_context], dim=-1))).float()  # (batch, 1)
+        if not self.copy_all:  # nothing to copy: generate only
+            p_gen = torch.where(copy_mask.any(dim=1, keepdim=True), p_gen, torch.ones_like(p_gen))
         vocab = torch.softmax(_mask_specials(self.out(state).float()), dim=-1)  # (batch, vocab)
         probs = torch.zeros(state.size(0), extended_size, device=state.device, dtype=torch.float32)
         probs[:, : vocab.size(1)] = p_gen * vocab
-        probs.scatter_add_(1, copy_ids, (1 - p_gen) * beta.float())
+        copied = beta.float().masked_fill(~copy_mask, 0.0) if self.copy_all else beta.float()  # Eq. 9: lost mass
+        probs.scatter_add_(1, copy_ids, (1 - p_gen) * copied)
         return probs.clamp_min(_LOG_FLOOR).log(), {"copy": beta, "p_gen": p_gen.squeeze(1)}, copy_context
 
 
