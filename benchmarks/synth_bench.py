@@ -1,13 +1,14 @@
 """Synthesis benchmarks: generation throughput at the paper's size, and memory while streaming.
 
-    python benchmarks/synth_bench.py throughput [--checkpoint best.pt] [--inputs 512] [--batch 64]
+    python benchmarks/synth_bench.py throughput [--checkpoint best.pt | --untrained] [--inputs 512] [--max-tokens N]
     python benchmarks/synth_bench.py memory --sizes 10000,100000,1000000
 
-throughput: questions per second of ``QuestionWriter`` (beam 4, copy shares included) on WebQSP
-test logical forms with a paper-size model (hidden 512, vectors 300, 2 layers; a trained
-checkpoint if given, else an untrained Copy + Scratchpad model, which rarely stops before max_len,
-so its figure is a lower bound), and the arithmetic floor: FLOPs per question over the device's
-measured matmul rate.
+throughput: questions per second of ``QuestionWriter`` (beam 4, copy shares included, token-budget
+batches) on WebQSP test logical forms (repeated to ``--inputs``) with a paper-size model (hidden
+512, vectors 300, 2 layers; a trained checkpoint if given, else an untrained ``scratchpad_extended``,
+which rarely stops before max_len, so its figure is a lower bound), and the arithmetic floor: FLOPs
+per question over the device's measured float32 matmul rate. Writes synth-throughput-<device>.json
+and the ``synthesis`` entry of throughput-<device>.json.
 memory: peak RSS of a whole ``synthesize`` run (tiny model) over N templated SPARQL queries that are
 generated lazily, one child process per N, to show that memory stays flat as the input grows.
 """
@@ -33,6 +34,8 @@ RESULTS = REPO / "benchmarks" / "results"
 
 
 def throughput(args: argparse.Namespace) -> None:
+    from dataclasses import replace
+
     from qgen.benchmark import dataset_pairs
     from qgen.checkpoint import save_checkpoint
     from qgen.datasets.registry import load_dataset
@@ -40,35 +43,57 @@ def throughput(args: argparse.Namespace) -> None:
     from qgen.synth.generator import QuestionWriter
     from qgen.train import build_vocabularies
 
-    records = [r for r in load_dataset("webqsp", args.data_dir, "test") if not r.load_error][: args.inputs]
-    checkpoint = args.checkpoint
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    test = [r for r in load_dataset("webqsp", args.data_dir, "test") if not r.load_error]
+    # More inputs than the test set: its logical forms again, each copy under its own id.
+    records = [replace(test[i % len(test)], id=f"{test[i % len(test)].id}#{i // len(test)}") for i in range(args.inputs)]
+    untrained = args.untrained or args.checkpoint is None
     with tempfile.TemporaryDirectory() as tmp:
-        if checkpoint is None:
+        checkpoint = args.checkpoint
+        if untrained:  # a paper-size model with random weights: it rarely stops before max_len (a lower bound)
             prep = REPO / "out" / "benchmarks" / "prep" / "webqsp"
             src_vocab, tgt_vocab = build_vocabularies(dataset_pairs("webqsp", prep, True)[0])
-            cfg = VARIANTS["scratchpad"].model.__class__(**{**VARIANTS["scratchpad"].model.as_dict(), "copy": "extended"})
-            model = build_model(cfg.with_vocab(len(src_vocab), len(tgt_vocab)))
+            torch.manual_seed(0)
+            model = build_model(VARIANTS[args.model].model.with_vocab(len(src_vocab), len(tgt_vocab)))
             checkpoint = str(save_checkpoint(Path(tmp) / "untrained.pt", model, src_vocab, tgt_vocab))
-        writer = QuestionWriter(checkpoint, beam=4, batch_size=args.batch)
-        writer.write(records[: args.batch])  # warm-up
+        writer = QuestionWriter(checkpoint, beam=args.beam, max_tokens=args.max_tokens)
+        writer.write(records[: min(len(records), 256)])  # warm-up
+        _sync(writer.device)
         started = time.perf_counter()
         results = writer.write(records)
+        _sync(writer.device)
         seconds = time.perf_counter() - started
     rate = len(records) / seconds
-    flops, lengths = question_flops(writer.model, results)
-    matmul = measured_matmul_flops()
+    flops, lengths = question_flops(writer.model, results, args.beam)
+    matmul = measured_matmul_flops(writer.device)
     floor = matmul / flops
     report = {"command": "python benchmarks/synth_bench.py " + " ".join(sys.argv[1:]), "commit": code_version(),
               "device": str(writer.device), "threads": torch.get_num_threads(), "inputs": len(records),
-              "beam": 4, "seconds": round(seconds, 1), "questions_per_s": round(rate, 1),
-              "trained_checkpoint": args.checkpoint is not None, "mean_question_steps": lengths,
-              "flops_per_question": flops, "matmul_flops_per_s": matmul, "floor_questions_per_s": round(floor, 1),
-              "fraction_of_floor": round(rate / floor, 3)}
+              "beam": args.beam, "model": "untrained " + args.model if untrained else args.checkpoint,
+              "hidden": writer.model.cfg.hidden_size, "batch_tokens": writer.max_tokens,
+              "seconds": round(seconds, 2), "questions_per_s": round(rate, 1), "trained_checkpoint": not untrained,
+              "mean_question_steps": lengths, "flops_per_question": flops, "matmul_flops_per_s": matmul,
+              "floor_questions_per_s": round(floor, 1), "fraction_of_floor": round(rate / floor, 3)}
+    if writer.device.type == "cuda":
+        report["gpu"] = torch.cuda.get_device_name(writer.device)
     print(json.dumps(report, indent=2))
-    (RESULTS / f"synth-throughput-{writer.device.type}.json").write_text(json.dumps(report, indent=2) + "\n")
+    device = writer.device.type
+    (RESULTS / f"synth-throughput-{device}.json").write_text(json.dumps(report, indent=2) + "\n")
+    # The throughput file's synthesis entry (train_throughput.py writes the rest of it).
+    summary = RESULTS / f"throughput-{device}.json"
+    whole = json.loads(summary.read_text()) if summary.exists() else {}
+    whole["synthesis"] = {key: report[key] for key in ("questions_per_s", "beam", "model", "hidden", "batch_tokens",
+                                                       "fraction_of_floor", "inputs", "commit", "command")}
+    summary.write_text(json.dumps(whole, indent=2) + "\n")
 
 
-def question_flops(model: torch.nn.Module, results: list) -> tuple[float, float]:
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def question_flops(model: torch.nn.Module, results: list, beam: int = 4) -> tuple[float, float]:
     """Multiply-adds x2 per question: the encoder once, and per decoding step x beam the decoder GRU,
     both attentions, the output layer, coverage and the scratchpad write (T source positions)."""
     cfg = model.cfg
@@ -82,16 +107,20 @@ def question_flops(model: torch.nn.Module, results: list) -> tuple[float, float]
     step += 2 * h * h + h * vocab  # post-read layer and output layer
     step += src_len * 3 * (1 + 2 * h) * cfg.coverage_dim if cfg.coverage_dim else 0
     step += (src_len * h + 2 * h * h) if cfg.memory == "scratchpad" else 0
-    return 2.0 * (enc + mean_steps * 4 * step), round(mean_steps, 1)
+    return 2.0 * (enc + mean_steps * beam * step), round(mean_steps, 1)
 
 
-def measured_matmul_flops(n: int = 1024) -> float:
-    """The device's sustained float32 matmul rate (what a well-batched GRU step can reach)."""
-    a, b = torch.randn(n, n), torch.randn(n, n)
+def measured_matmul_flops(device: torch.device, n: int = 1024) -> float:
+    """The device's sustained float32 matmul rate (what a well-batched GRU step can reach); decoding
+    runs in float32."""
+    n = n if device.type == "cpu" else 8192
+    a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
     torch.mm(a, b)
+    _sync(device)
     started = time.perf_counter()
     for _ in range(10):
         torch.mm(a, b)
+    _sync(device)
     return 10 * 2 * n**3 / (time.perf_counter() - started)
 
 
@@ -144,7 +173,12 @@ def main() -> None:
     parser.add_argument("what", choices=["throughput", "memory", "memory-child"])
     parser.add_argument("--checkpoint", default=None)
     parser.add_argument("--inputs", type=int, default=512)
-    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--untrained", action="store_true", help="a paper-size model with random weights (the default "
+                                                                    "without --checkpoint)")
+    parser.add_argument("--model", default="scratchpad_extended", help="the untrained model's configuration")
+    parser.add_argument("--beam", type=int, default=4)
+    parser.add_argument("--max-tokens", type=int, default=None, help="source tokens a batch (default: what fits)")
+    parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--sizes", default="10000,100000,1000000")
     parser.add_argument("--n", type=int, default=10_000)

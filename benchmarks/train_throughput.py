@@ -1,12 +1,15 @@
 """Training and decoding throughput of every Table 1 model at the paper's size, on this machine.
 
-    python benchmarks/train_throughput.py [--steps 8] [--threads N] [--checkpoint best.pt]
+    python benchmarks/train_throughput.py [--steps 8] [--threads N] [--checkpoint best.pt] [--models a,b]
 
-Per model: seconds per training step (batch 32, teacher forcing 0.5, length-bucketed WebQSP train
-batches), target tokens per second and the implied seconds per WebQSP epoch. Then the time to
-decode the 1,639 WebQSP test questions with beam 4 (with a trained checkpoint when given: an
-untrained model rarely stops early, so its decoding time is an upper bound). Prints the figures and
-writes benchmarks/results/throughput-<device>.json.
+Per model, at batch 32 and at batch 128: seconds per training step (teacher forcing 0.5,
+length-bucketed WebQSP train batches, qgen.train.training_step: the loop's own step, bf16 autocast
+and fused Adam on a GPU), target tokens per second and the implied seconds per WebQSP epoch. The
+timed steps run back to back and the device is synchronised once before and once after them, as
+in training. Then the time to decode the 1,639 WebQSP test questions with beam 4 (with a trained
+checkpoint when given: an untrained model rarely stops early, so its decoding time is an upper
+bound). Prints the figures and writes benchmarks/results/throughput-<device>.json (its
+``synthesis`` entry, written by synth_bench.py, is kept).
 """
 from __future__ import annotations
 
@@ -26,9 +29,11 @@ import torch  # noqa: E402
 from qgen.benchmark import dataset_pairs  # noqa: E402
 from qgen.data import bucketed_batches, sequential_batches  # noqa: E402
 from qgen.decode import beam_search  # noqa: E402
-from qgen.model import VARIANTS, build_model, make_batch  # noqa: E402
-from qgen.train import build_vocabularies, resolve_device  # noqa: E402
+from qgen.model import BENCHMARK_MODELS, VARIANTS, build_model, make_batch  # noqa: E402
+from qgen.train import TrainConfig, build_vocabularies, make_optimizer, resolve_device, training_step  # noqa: E402
 from qgen.version import code_version  # noqa: E402
+
+BATCH_SIZES = (32, 128)
 
 
 def main() -> None:
@@ -37,6 +42,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--device", default="auto")
     parser.add_argument("--checkpoint", default=None, help="a trained checkpoint for the decoding figure")
+    parser.add_argument("--models", default=",".join(BENCHMARK_MODELS))
     parser.add_argument("--prep", default=str(REPO / "out" / "benchmarks" / "prep" / "webqsp"))
     args = parser.parse_args()
     if args.threads:
@@ -47,40 +53,50 @@ def main() -> None:
         from qgen.preprocess import preprocess_dataset
 
         preprocess_dataset("webqsp", prep)
+    out = REPO / "benchmarks" / "results" / f"throughput-{device.type}.json"
+    previous = json.loads(out.read_text()) if out.exists() else {}
     results: dict = {"command": "python benchmarks/train_throughput.py " + " ".join(sys.argv[1:]),
                      "commit": code_version(), "device": str(device), "threads": torch.get_num_threads(),
                      "machine": platform.machine(), "models": {}}
-    for name, variant in VARIANTS.items():
-        train_pairs, _, test_pairs = dataset_pairs("webqsp", prep, variant.entity_replacement)
-        src_vocab, tgt_vocab = build_vocabularies(train_pairs)
-        model = build_model(variant.model.with_vocab(len(src_vocab), len(tgt_vocab))).to(device)
-        optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
-        batches = list(bucketed_batches(train_pairs, 32, random.Random(0)))
-        autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda")
-        seconds, tokens = 0.0, 0
-        for i, pairs in enumerate(batches[: args.steps + 2]):
-            batch = make_batch([p.src for p in pairs], [p.tgt for p in pairs], src_vocab, tgt_vocab,
-                               variant.model.copy).to(device)
-            _sync(device)
-            started = time.perf_counter()
-            with autocast:
-                loss, count = model(batch, teacher_forcing=0.5)
-            optimizer.zero_grad()
-            (loss / count).backward()
-            optimizer.step()
-            _sync(device)
-            if i >= 2:  # warm-up steps are not timed
-                seconds, tokens = seconds + time.perf_counter() - started, tokens + count
-        per_step = seconds / args.steps
-        figures = {"s_per_step": round(per_step, 3), "target_tokens_per_s": round(tokens / seconds),
-                   "s_per_epoch": round(per_step * len(batches), 1), "steps_per_epoch": len(batches)}
-        results["models"][name] = figures
-        print(f"{name:15s} {figures}", flush=True)
+    if device.type == "cuda":
+        results["gpu"] = torch.cuda.get_device_name(device)
+    for name in args.models.split(","):
+        figures = {f"batch{size}": time_training(name, size, args.steps, prep, device) for size in BATCH_SIZES}
+        results["models"][name] = {**figures["batch32"], **figures}  # today's keys: batch 32
+        print(f"{name:20s} {figures}", flush=True)
     results["decode"] = decode_timing(args.checkpoint, prep, device)
     print("decode:", results["decode"])
-    out = REPO / "benchmarks" / "results" / f"throughput-{device.type}.json"
+    if "synthesis" in previous:
+        results["synthesis"] = previous["synthesis"]
     out.write_text(json.dumps(results, indent=2) + "\n")
     print(f"wrote {out}")
+
+
+def time_training(name: str, batch_size: int, steps: int, prep: Path, device: torch.device) -> dict:
+    variant = VARIANTS[name]
+    train_pairs = dataset_pairs("webqsp", prep, variant.entity_replacement)[0]
+    src_vocab, tgt_vocab = build_vocabularies(train_pairs)
+    torch.manual_seed(0)
+    model = build_model(variant.model.with_vocab(len(src_vocab), len(tgt_vocab))).to(device).train()
+    cfg = TrainConfig(batch_size=batch_size)
+    optimizer = make_optimizer(model, cfg, device)
+    forcing = torch.Generator(device=device).manual_seed(0)
+    autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda")
+    groups = list(bucketed_batches(train_pairs, batch_size, random.Random(0)))
+    batches = [make_batch([p.src for p in pairs], [p.tgt[: cfg.max_tgt_len] for p in pairs], src_vocab, tgt_vocab,
+                          variant.model.copy, cfg.max_src_len) for pairs in groups[: steps + 2]]
+    for batch in batches[:2]:  # warm-up, not timed
+        training_step(model, optimizer, batch.to(device), cfg, forcing, autocast)
+    _sync(device)
+    started = time.perf_counter()
+    tokens = 0
+    for batch in batches[2:]:
+        tokens += training_step(model, optimizer, batch.to(device), cfg, forcing, autocast)[1]
+    _sync(device)
+    seconds = time.perf_counter() - started
+    per_step = seconds / len(batches[2:])
+    return {"s_per_step": round(per_step, 4), "target_tokens_per_s": round(tokens / seconds),
+            "s_per_epoch": round(per_step * len(groups), 1), "steps_per_epoch": len(groups)}
 
 
 def decode_timing(checkpoint: str | None, prep: Path, device: torch.device) -> dict:

@@ -19,7 +19,7 @@ import torch
 
 from qgen.checkpoint import load_checkpoint, save_checkpoint
 from qgen.data import Pair, bucketed_batches, sequential_batches
-from qgen.model import ModelConfig, Vocab, build_model, make_batch
+from qgen.model import Batch, ModelConfig, Vocab, build_model, make_batch
 from qgen.model.seq2seq import QuestionGenerator
 from qgen.version import code_version
 
@@ -182,14 +182,8 @@ def run_epoch(model: QuestionGenerator, optimizer: torch.optim.Optimizer, train_
     for pairs in bucketed_batches(train_pairs, cfg.batch_size, rng):
         steps += 1
         batch = _batch(pairs, src_vocab, tgt_vocab, model.cfg.copy, cfg).to(device)
-        with autocast:
-            loss, count = model(batch, teacher_forcing=cfg.teacher_forcing, generator=forcing,
-                                per_sequence=cfg.teacher_forcing_per == "sequence")
-        optimizer.zero_grad(set_to_none=True)
-        (loss / count).backward()
-        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm)
-        taken = _update(optimizer, norm)
-        total = total + torch.where(taken, loss.detach().float(), 0.0)
+        loss, count, taken = training_step(model, optimizer, batch, cfg, forcing, autocast)
+        total = total + torch.where(taken, loss.float(), 0.0)
         tokens = tokens + taken.long() * count
         skipped = skipped + (~taken).long()
     skipped_steps = int(skipped)
@@ -214,6 +208,19 @@ def evaluate_loss(model: QuestionGenerator, pairs: Sequence[Pair], src_vocab: Vo
         loss, count = model(_batch(chunk, src_vocab, tgt_vocab, model.cfg.copy, cfg).to(device))
         total, tokens = total + loss.detach().float(), tokens + count
     return float(total) / max(tokens, 1)
+
+
+def training_step(model: QuestionGenerator, optimizer: torch.optim.Optimizer, batch: Batch, cfg: TrainConfig,
+                  forcing: torch.Generator | None, autocast: torch.autocast) -> tuple[torch.Tensor, int, torch.Tensor]:
+    """One update on a batch already on the device: (summed NLL, target tokens, whether the update was
+    taken (a device bool)). Nothing in it reads a number back from a GPU."""
+    with autocast:
+        loss, count = model(batch, teacher_forcing=cfg.teacher_forcing, generator=forcing,
+                            per_sequence=cfg.teacher_forcing_per == "sequence")
+    optimizer.zero_grad(set_to_none=True)
+    (loss / count).backward()
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm)
+    return loss.detach(), count, _update(optimizer, norm)
 
 
 def make_optimizer(model: QuestionGenerator, cfg: TrainConfig, device: torch.device) -> torch.optim.Optimizer:
