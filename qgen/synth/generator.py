@@ -91,14 +91,13 @@ class QuestionWriter:
     def write(self, records: Sequence[RawExample], positions: Sequence[int] | None = None) -> list[Result]:
         """One result per record, in order; ``positions`` (input positions) go into reject rows."""
         positions = list(positions) if positions is not None else list(range(len(records)))
-        results: list[Result | None] = [None] * len(records)
-        ready: list[tuple[int, list[str]]] = []  # (index into records, LF tokens)
-        for index, record in enumerate(records):
-            tokens_or_reject = self._tokenize(record, positions[index])
-            if isinstance(tokens_or_reject, RejectRow):
-                results[index] = tokens_or_reject
-            else:
-                ready.append((index, tokens_or_reject))
+        return self.generate(records, [self.tokenize(r, p) for r, p in zip(records, positions)], positions)
+
+    def generate(self, records: Sequence[RawExample], tokenized: Sequence[list[str] | RejectRow],
+                 positions: Sequence[int]) -> list[Result]:
+        """The generation half of ``write``: per record its tokens (or its reject) -> one result each, in order."""
+        results: list[Result | None] = [r if isinstance(r, RejectRow) else None for r in tokenized]
+        ready = [(index, tokens) for index, tokens in enumerate(tokenized) if not isinstance(tokens, RejectRow)]
         ready.sort(key=lambda item: (len(item[1]), item[0]))  # length-sorted batches pad little
         for chunk in token_batches(ready, self.max_tokens, self.batch_size):
             for (index, tokens), result in zip(chunk, self._generate_or_split(chunk, records, positions)):
@@ -106,7 +105,8 @@ class QuestionWriter:
         assert all(r is not None for r in results)
         return results  # type: ignore[return-value]
 
-    def _tokenize(self, record: RawExample, position: int) -> list[str] | RejectRow:
+    def tokenize(self, record: RawExample, position: int) -> list[str] | RejectRow:
+        """One record -> its logical form's tokens, or its reject row (bad input never raises)."""
         def reject(stage: str, reason: str) -> RejectRow:
             return RejectRow(record.id, stage, " ".join(reason.split()), record_json(record, position))
 
