@@ -27,6 +27,7 @@ sys.path.insert(0, str(REPO))
 import torch  # noqa: E402
 
 from qgen.benchmark import dataset_pairs  # noqa: E402
+from qgen.cuda_graphs import graphs_setting  # noqa: E402
 from qgen.data import bucketed_batches, sequential_batches  # noqa: E402
 from qgen.decode import beam_search  # noqa: E402
 from qgen.model import BENCHMARK_MODELS, VARIANTS, build_model, make_batch  # noqa: E402
@@ -43,6 +44,7 @@ def main() -> None:
     parser.add_argument("--device", default="auto")
     parser.add_argument("--checkpoint", default=None, help="a trained checkpoint for the decoding figure")
     parser.add_argument("--models", default=",".join(BENCHMARK_MODELS))
+    parser.add_argument("--decode-only", action="store_true", help="print the decoding figure only (no file written)")
     parser.add_argument("--prep", default=str(REPO / "out" / "benchmarks" / "prep" / "webqsp"))
     args = parser.parse_args()
     if args.threads:
@@ -53,6 +55,9 @@ def main() -> None:
         from qgen.preprocess import preprocess_dataset
 
         preprocess_dataset("webqsp", prep)
+    if args.decode_only:
+        print("decode:", decode_timing(args.checkpoint, prep, device), flush=True)
+        return
     out = REPO / "benchmarks" / "results" / f"throughput-{device.type}.json"
     previous = json.loads(out.read_text()) if out.exists() else {}
     results: dict = {"command": "python benchmarks/train_throughput.py " + " ".join(sys.argv[1:]),
@@ -116,7 +121,8 @@ def decode_timing(checkpoint: str | None, prep: Path, device: torch.device) -> d
         beam_search(model, batch, beam=4)
     _sync(device)
     seconds = time.perf_counter() - started
-    return {"questions": len(test_pairs), "beam": 4, "seconds": round(seconds, 1),
+    return {"questions": len(test_pairs), "beam": 4, "seconds": round(seconds, 2), "batch": 64,
+            "cuda_graphs": graphs_setting() if device.type == "cuda" else "off",
             "questions_per_s": round(len(test_pairs) / seconds, 1), "trained_checkpoint": bool(checkpoint)}
 
 

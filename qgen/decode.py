@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from qgen.cuda_graphs import step_function
 from qgen.model.batch import Batch
 from qgen.model.vocab import BOS_ID, EOS_ID, PAD_ID
 
@@ -100,8 +101,9 @@ def beam_search(model: torch.nn.Module, batch: Batch, beam: int = 4, max_len: in
     search = _BeamState(len(batch), beam, max_len, alpha, num_return, device)
     state = _reorder(model.start(batch), torch.arange(len(batch), device=device).repeat_interleave(beam))
     prev = torch.full((len(batch) * beam,), BOS_ID, dtype=torch.long, device=device)
+    step_fn = step_function(model, device, len(batch) * beam, batch.src.size(1))  # model.step, or its CUDA graph
     for step in range(max_len):
-        log_probs, state, _ = model.step(prev, state)  # (size * beam, extended)
+        log_probs, state, _ = step_fn(prev, state)  # (size * beam, extended)
         if no_repeat:
             log_probs = block_repeat(log_probs, prev)
         flat, prev = search.advance(step, log_probs)

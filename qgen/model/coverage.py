@@ -15,8 +15,20 @@ class CoverageUpdater(nn.Module):
 
     def forward(self, coverage: torch.Tensor, weights: torch.Tensor, state: torch.Tensor,
                 memory: torch.Tensor) -> torch.Tensor:
-        """coverage (batch, src_len, c), weights (batch, src_len), state (batch, h), memory (batch, src_len, h)."""
-        batch, src_len, dim = coverage.shape
-        inputs = torch.cat([weights.unsqueeze(-1), state.unsqueeze(1).expand(-1, src_len, -1), memory], dim=-1)
-        updated = self.cell(inputs.reshape(batch * src_len, -1), coverage.reshape(batch * src_len, dim))
-        return updated.view(batch, src_len, dim)  # (batch, src_len, c)
+        """coverage (batch, src_len, c), weights (batch, src_len), state (batch, h), memory (batch, src_len, h).
+
+        The GRU cell's equations (torch.nn.GRUCell's, with its parameters), its input projection split
+        by parts: W [beta; s; h_i] = w_beta beta_i + W_s s + W_h h_i, so the decoder state is projected
+        once per example instead of once per position, and no (batch, src_len, 1 + 2h) input is built.
+        """
+        cell = self.cell
+        w_beta, w_state, w_memory = cell.weight_ih.split([1, state.size(-1), memory.size(-1)], dim=1)
+        per_step = torch.nn.functional.linear(state, w_state, cell.bias_ih).unsqueeze(1)  # (batch, 1, 3c)
+        gates_in = torch.nn.functional.linear(memory, w_memory) + weights.unsqueeze(-1) * w_beta.squeeze(1) + per_step
+        gates_hidden = torch.nn.functional.linear(coverage, cell.weight_hh, cell.bias_hh)  # (batch, src_len, 3c)
+        in_r, in_z, in_n = gates_in.chunk(3, dim=-1)
+        hid_r, hid_z, hid_n = gates_hidden.chunk(3, dim=-1)
+        reset = torch.sigmoid(in_r + hid_r)
+        keep = torch.sigmoid(in_z + hid_z)
+        new = torch.tanh(in_n + reset * hid_n)
+        return torch.lerp(new, coverage, keep)  # (1 - z) n + z C: (batch, src_len, c)

@@ -88,6 +88,11 @@ class Scratchpad(nn.Module):
 
 def write(values: torch.Tensor, alpha: torch.Tensor, update: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Eq. 12 on the memory or on any linear projection of it (with ``update`` projected alike):
-    values (batch, src_len, d), alpha (batch, src_len, 1), update (batch, 1, d); padding is never written."""
-    written = alpha * values + (1 - alpha) * update  # (batch, src_len, d)
-    return torch.where(mask.unsqueeze(-1), written, values)
+    values (batch, src_len, d), alpha (batch, src_len, 1), update (batch, 1, d); padding is never written.
+
+    Written as lerp(h, u, 1 - alpha) = h + (1 - alpha)(u - h), which is alpha h + (1 - alpha) u, in
+    one pass over the memory instead of five (decoding a big batch is bound by these passes, not by
+    arithmetic); a padding position gets weight 0, so it keeps its values exactly.
+    """
+    weight = (1 - alpha).masked_fill(~mask.unsqueeze(-1), 0.0)  # (batch, src_len, 1)
+    return torch.lerp(values, update.expand_as(values), weight.expand_as(values))  # (batch, src_len, d)

@@ -200,3 +200,28 @@ def test_teacher_forcing_coin_per_step_or_per_question(per_sequence: bool) -> No
         assert mixed_rows == 0 and bool(from_gold.any()) and bool(from_model.any())
     else:
         assert mixed_rows > 0
+
+
+def test_coverage_update_is_the_gru_cell_on_the_whole_input() -> None:
+    """The split input projection computes torch.nn.GRUCell's equations on [beta; s; h_i]."""
+    from qgen.model.coverage import CoverageUpdater
+
+    torch.manual_seed(0)
+    updater = CoverageUpdater(hidden_size=6, coverage_dim=4)
+    coverage, weights = torch.randn(2, 5, 4), torch.softmax(torch.randn(2, 5), dim=-1)
+    state, memory = torch.randn(2, 6), torch.randn(2, 5, 6)
+    inputs = torch.cat([weights.unsqueeze(-1), state.unsqueeze(1).expand(-1, 5, -1), memory], dim=-1)
+    expected = updater.cell(inputs.reshape(10, -1), coverage.reshape(10, 4)).view(2, 5, 4)
+    torch.testing.assert_close(updater(coverage, weights, state, memory), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_scratchpad_write_is_eq12_and_leaves_padding_exactly() -> None:
+    from qgen.model.memory import write
+
+    torch.manual_seed(0)
+    values, alpha, update = torch.randn(2, 4, 3), torch.rand(2, 4, 1), torch.randn(2, 1, 3)
+    mask = torch.tensor([[True, True, True, False], [True, False, False, False]])
+    written = write(values, alpha, update, mask)
+    expected = alpha * values + (1 - alpha) * update
+    torch.testing.assert_close(written[mask], expected[mask])
+    assert torch.equal(written[~mask], values[~mask])
