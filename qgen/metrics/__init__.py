@@ -3,7 +3,14 @@
 Every metric takes hypotheses and references as token lists (``parsers.tokens.nl_tokens``), one
 reference or a list of references per hypothesis; :func:`evaluate_corpus` returns them all at once.
 """
-from qgen.metrics.bleu import BleuResult, corpus_bleu, sentence_bleu_mean, sentence_bleu_scores
+from qgen.metrics.bleu import (
+    BleuResult,
+    corpus_bleu,
+    sentence_bleu_mean,
+    sentence_bleu_scores,
+    sentence_bleu_unsmoothed_mean,
+    sentence_bleu_unsmoothed_scores,
+)
 from qgen.metrics.entropy import (
     attention_entropy,
     cumulative_attention_entropy,
@@ -15,6 +22,10 @@ from qgen.metrics.overcopy import (
     immediate_repeat_share,
     overcopy,
     overcopy_against_source,
+    overcopy_duplicates,
+    overcopy_duplicates_scores,
+    overcopy_literal,
+    overcopy_literal_scores,
     overcopy_scores,
     overcopy_sentence,
     overcopy_source,
@@ -41,6 +52,10 @@ __all__ = [
     "immediate_repeat_share",
     "overcopy",
     "overcopy_against_source",
+    "overcopy_duplicates",
+    "overcopy_duplicates_scores",
+    "overcopy_literal",
+    "overcopy_literal_scores",
     "overcopy_scores",
     "overcopy_sentence",
     "overcopy_source",
@@ -51,5 +66,7 @@ __all__ = [
     "sentence_attention_entropy",
     "sentence_bleu_mean",
     "sentence_bleu_scores",
+    "sentence_bleu_unsmoothed_mean",
+    "sentence_bleu_unsmoothed_scores",
     "step_entropies",
 ]

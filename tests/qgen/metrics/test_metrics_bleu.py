@@ -1,11 +1,20 @@
 """Corpus and sentence BLEU through sacrebleu (qgen/metrics/bleu.py)."""
 from __future__ import annotations
 
+import math
+import warnings
+
 import pytest
 import sacrebleu
 from sacrebleu.metrics import BLEU
 
-from qgen.metrics.bleu import corpus_bleu, sentence_bleu_mean, sentence_bleu_scores
+from qgen.metrics.bleu import (
+    corpus_bleu,
+    sentence_bleu_mean,
+    sentence_bleu_scores,
+    sentence_bleu_unsmoothed_mean,
+    sentence_bleu_unsmoothed_scores,
+)
 
 HYPS = [
     "what is the capital city of france ?".split(),
@@ -74,3 +83,31 @@ def test_mismatched_lengths_raise() -> None:
         corpus_bleu(HYPS, REFS[:2])
     with pytest.raises(ValueError):
         sentence_bleu_mean(HYPS[:1], REFS)
+
+
+def test_unsmoothed_sentence_bleu_on_a_hand_checked_example() -> None:
+    # hypothesis a b c d e f against reference a b c d x f g: matched n-grams 5/6, 3/5, 2/4, 1/3;
+    # brevity penalty exp(1 - 7/6); BLEU = exp(-1/6) * (5/6 * 3/5 * 2/4 * 1/3) ** (1/4) = 45.4802
+    score = sentence_bleu_unsmoothed_scores(["a b c d e f".split()], ["a b c d x f g".split()])[0]
+    assert score == pytest.approx(100 * math.exp(-1 / 6) * (1 / 12) ** 0.25)
+    assert score == pytest.approx(45.4802, abs=1e-4)
+
+
+def test_unsmoothed_sentence_bleu_is_zero_without_a_four_gram_match() -> None:
+    # a perfect three-word question has no 4-gram at all: 0 unsmoothed (as NLTK's default), 100 smoothed
+    short, near = "who is obama".split(), "who was obama 's wife ?".split()
+    assert sentence_bleu_unsmoothed_scores([short, near], [short, "who is the wife of obama ?".split()]) == [0.0, 0.0]
+    assert sentence_bleu_scores([short], [short]) == [pytest.approx(100.0)]
+    result = sentence_bleu_unsmoothed_mean(REFS, REFS)
+    assert result.score == pytest.approx(100.0) and "smooth:none" in result.signature and "eff:no" in result.signature
+
+
+def test_unsmoothed_sentence_bleu_equals_nltk_default() -> None:
+    nltk_bleu = pytest.importorskip("nltk.translate.bleu_score")
+    hyps = HYPS + ["a b c d e f".split()]
+    refs = REFS + ["a b c d x f g".split()]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # NLTK warns on each zero 4-gram count
+        expected = [100 * nltk_bleu.sentence_bleu([r], h) for h, r in zip(hyps, refs)]
+    assert sentence_bleu_unsmoothed_scores(hyps, refs) == pytest.approx(expected, abs=1e-9)
+    assert sentence_bleu_unsmoothed_mean(hyps, refs).score < sentence_bleu_mean(hyps, refs).score

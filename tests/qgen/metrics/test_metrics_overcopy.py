@@ -10,6 +10,10 @@ from hypothesis import strategies as st
 from qgen.metrics.overcopy import (
     overcopy,
     overcopy_against_source,
+    overcopy_duplicates,
+    overcopy_duplicates_scores,
+    overcopy_literal,
+    overcopy_literal_scores,
     overcopy_scores,
     overcopy_sentence,
     overcopy_source,
@@ -105,3 +109,35 @@ def test_immediate_repeat_share_counts_questions_with_a_word_twice_in_a_row() ->
     questions = [["who", "is", "is", "?"], ["who", "is", "he", "is", "?"], "where is paris paris ?".split(), []]
     assert immediate_repeat_share(questions) == 0.5  # not a word met again further on, nor an empty one
     assert immediate_repeat_share([]) == 0.0
+
+
+def test_both_readings_of_eq_17_19_on_one_corpus() -> None:
+    source = "select ?x where { ent: james k polk people person profession ?x }".split()
+    hyps = ["what is is james james polk polk ?".split(),  # surplus copies and a repeated rewording
+            "what did james k polk do ?".split(),  # the reference itself
+            "what was polk 's job ?".split(),  # a copied name the reference words otherwise
+            "who who was james polk ?".split()]
+    refs = ["what did james k polk do before he was president ?".split(), "what did james k polk do ?".split(),
+            "what did james k polk do ?".split(), "what was the job of james k. polk ?".split()]
+    sources = [source] * 4
+    # Eq. 17-19 over every word type: "is" x2, "james" +1, "polk" +1; nothing; "was", "'s", "job";
+    # "who" x2, "was" is in the reference
+    assert overcopy_scores(hyps, refs) == [4, 0, 3, 2]
+    # the copy-specific reading: logical-form words beyond max(reference count, 1) only
+    assert overcopy_duplicates_scores(hyps, refs, sources) == [2, 0, 0, 0]
+    assert overcopy_duplicates(hyps, refs, sources) == pytest.approx(0.5)
+    # a copy the reference lacks counts in overcopy_source (its first occurrence too), not as a duplicate
+    assert overcopy_source_scores(["what is polk polk ?".split()], ["what is his job ?".split()], [source]) == [2]
+    assert overcopy_duplicates_scores(["what is polk polk ?".split()], ["what is his job ?".split()], [source]) == [1]
+    with pytest.raises(ValueError, match="sources"):
+        overcopy_duplicates(hyps, refs, sources[:1])
+
+
+def test_literal_order_counts_missing_words() -> None:
+    assert overcopy_literal_scores(["the cat".split()], ["the the the cat".split()]) == [2]
+    assert overcopy_literal_scores(["the the the cat".split()], ["the cat".split()]) == [0]
+    hyps, refs = ["a b b".split(), "x".split()], ["a b c".split(), "x y".split()]
+    # sum_w max(ref - gen, 0) - sum_w max(gen - ref, 0) = len(ref) - len(gen), sentence by sentence
+    for lit, exc, h, r in zip(overcopy_literal_scores(hyps, refs), overcopy_scores(hyps, refs), hyps, refs):
+        assert lit - exc == len(r) - len(h)
+    assert overcopy_literal(hyps, refs) == pytest.approx(1.0)

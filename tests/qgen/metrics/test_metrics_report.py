@@ -16,6 +16,7 @@ KEYS = {
     "n", "bleu_corpus", "bleu_sentence_mean", "bleu_signature", "bleu_sentence_signature",
     "meteor_corpus", "meteor_sentence_mean", "meteor_skipped_reason",
     "rouge_l_corpus", "rouge_l_sentence_mean", "overcopy",
+    "bleu_sentence_unsmoothed_mean", "bleu_sentence_unsmoothed_signature", "overcopy_literal",
 }
 
 
