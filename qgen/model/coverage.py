@@ -31,4 +31,4 @@ class CoverageUpdater(nn.Module):
         reset = torch.sigmoid(in_r + hid_r)
         keep = torch.sigmoid(in_z + hid_z)
         new = torch.tanh(in_n + reset * hid_n)
-        return torch.lerp(new, coverage, keep)  # (1 - z) n + z C: (batch, src_len, c)
+        return torch.lerp(new, coverage.to(new.dtype), keep)  # (1 - z) n + z C: (batch, src_len, c)
