@@ -6,6 +6,7 @@ batch-first state, so beams are reordered with ``{k: v[idx] for k, v in state.it
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Collection
 
 import torch
 
@@ -22,8 +23,9 @@ class Hypothesis:
     attns: dict[str, list[torch.Tensor]] = field(default_factory=dict)  # per step, (src_len,) each
 
 
-def _reorder(state: dict[str, torch.Tensor], index: torch.Tensor) -> dict[str, torch.Tensor]:
-    return {k: v.index_select(0, index) for k, v in state.items()}
+def _reorder(state: dict[str, torch.Tensor], index: torch.Tensor, keep: Collection[str] = ()) -> dict[str, torch.Tensor]:
+    """The state's rows in ``index`` order; the keys in ``keep`` are passed on as they are."""
+    return {k: v if k in keep else v.index_select(0, index) for k, v in state.items()}
 
 
 def block_repeat(log_probs: torch.Tensor, prev: torch.Tensor) -> torch.Tensor:
@@ -102,12 +104,14 @@ def beam_search(model: torch.nn.Module, batch: Batch, beam: int = 4, max_len: in
     state = _reorder(model.start(batch), torch.arange(len(batch), device=device).repeat_interleave(beam))
     prev = torch.full((len(batch) * beam,), BOS_ID, dtype=torch.long, device=device)
     step_fn = step_function(model, device, len(batch) * beam, batch.src.size(1))  # model.step, or its CUDA graph
+    # What the step never changes is the same in every beam of an example: a reorder (within examples) keeps it.
+    fixed = model.per_example_keys() if hasattr(model, "per_example_keys") else set()
     for step in range(max_len):
         log_probs, state, _ = step_fn(prev, state)  # (size * beam, extended)
         if no_repeat:
             log_probs = block_repeat(log_probs, prev)
         flat, prev = search.advance(step, log_probs)
-        state = _reorder(state, flat)
+        state = _reorder(state, flat, fixed)
         if (step + 1) % check_every == 0 and search.all_done():
             break
     return search.results()

@@ -69,6 +69,14 @@ class Decoder(nn.Module):
             maps["keys_gate"] = self.scratchpad.gate_memory
         return maps
 
+    def per_example_keys(self) -> set[str]:
+        """State keys that the step passes on unchanged: the same in every beam of an example, so a
+        beam search need not reorder them (the encoder states too when no scratchpad rewrites them)."""
+        keys = {"src_mask", "copy_mask", "copy_ids", "extended"}
+        if self.scratchpad is None:
+            keys |= {"memory", *self.projections()}
+        return keys
+
     def init_state(self, encoder_out: torch.Tensor, encoder_final: torch.Tensor, src_mask: torch.Tensor,
                    copy_ids: torch.Tensor, extended_size: int) -> State:
         batch, src_len, h = encoder_out.shape

@@ -31,6 +31,9 @@ class QuestionGenerator(nn.Module):
         extended = batch.extended_size if self.cfg.copy == "extended" else self.cfg.tgt_vocab_size
         return self.decoder.init_state(outputs, final, batch.src_mask, copy_ids, extended)
 
+    def per_example_keys(self) -> set[str]:
+        return self.decoder.per_example_keys()
+
     def step(self, prev_tokens: torch.Tensor, state: State) -> tuple[torch.Tensor, State, dict[str, torch.Tensor]]:
         return self.decoder.step(prev_tokens, state)
 

@@ -75,7 +75,8 @@ def test_the_grid_covers_finished_and_unfinished_hypotheses() -> None:
 
 
 @pytest.mark.parametrize(("copy", "coverage", "memory"),
-                         [("none", 0, "none"), ("intersection", 10, "scratchpad"), ("extended", 10, "scratchpad")])
+                         [("none", 0, "none"), ("intersection", 10, "scratchpad"), ("extended", 10, "scratchpad"),
+                          ("extended", 0, "none"), ("intersection", 10, "none")])
 def test_the_same_results_on_real_models(copy, coverage, memory) -> None:
     torch.manual_seed(0)
     cfg = ModelConfig(embedding_dim=8, hidden_size=16, dropout=0.0, copy=copy, coverage_dim=coverage,
@@ -99,3 +100,19 @@ def test_beam_of_one_is_greedy() -> None:
         for g, b in zip(greedy_rows, beam_rows):
             if len(g.ids) < 30:  # greedy scores an unfinished one over one token more
                 assert b.score == pytest.approx(g.score) and b.log_prob == pytest.approx(g.log_prob)
+
+
+@pytest.mark.parametrize("name", ["copynet", "coverage", "scratchpad", "copynet_extended"])
+def test_the_same_results_on_the_registry_rows(name: str) -> None:
+    """Rows whose encoder states (and their kept projections) the step never rewrites pass them on
+    without a reorder; the results stay those of the row-by-row search."""
+    from dataclasses import replace
+
+    from qgen.model import VARIANTS
+
+    torch.manual_seed(0)
+    cfg = replace(VARIANTS[name].model, embedding_dim=8, hidden_size=16, dropout=0.0, mlp_hidden=12)
+    model = build_model(cfg.with_vocab(len(VOCAB), len(VOCAB))).eval()
+    batch = make_batch(SRC, None, VOCAB, VOCAB, cfg.copy)
+    for beam, num_return in [(3, 1), (4, 3)]:
+        same(beam_search(model, batch, beam, 10, 1.0, num_return), reference_beam_search(model, batch, beam, 10, 1.0, num_return))
