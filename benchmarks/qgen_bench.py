@@ -6,8 +6,15 @@
 
 A run is resumable: started again with the same options it continues from the last epoch's
 checkpoint (out/benchmarks/<dataset>/<model><suffix>/last.pt, suffix as in TrainConfig.run_suffix),
-on CPU or GPU. Prints each epoch and the metrics, and (re)writes the dataset's README table from
-every metrics.json present.
+on CPU or GPU. Prints each epoch and the metrics, and (re)writes the dataset's README (the paper's
+rows, the no-OOV subset then the full test set) and experiments/README.md (every other run) from the
+metrics.json files present. The paper's rows (seq2seq ... scratchpad at the paper's teacher forcing,
+any --seed) go to results/<dataset>/<model>[_seed<N>]/; every other run (scratchpad_extended,
+--no-repeat, another --teacher-forcing) to results/<dataset>/experiments/<run>/.
+
+--rescore FOLDER... recomputes every metric of results folders from their predictions.txt (the
+checkpoint is not needed; attention entropy is kept), writes no_oov_ids.txt beside them, and
+rewrites the READMEs.
 
 --parallel trains the models at once, one process each (--threads each), logging to
 <work-dir>/logs/<dataset>-<model>.log: the way to fill a GPU, which one model's step-by-step decoder
@@ -75,9 +82,10 @@ def main() -> None:
         if missing:
             parser.error(f"--rescore takes results folders with a metrics.json; not one: {', '.join(missing)}")
         for folder in args.rescore:
-            full = rescore_results(args.dataset, Path(folder), Path(args.work_dir) / "prep" / args.dataset,
-                                   datasets_dir(args.data_dir))["full"]
-            print(f"{folder}: {headline(full)}  OverCopy (src) {full['overcopy_source']:.2f}")
+            scores = rescore_results(args.dataset, Path(folder), Path(args.work_dir) / "prep" / args.dataset,
+                                     datasets_dir(args.data_dir))
+            for part in ("no_oov", "full"):
+                print(f"{folder} [{part}]: {headline(scores[part])}", flush=True)
         print(f"wrote {write_results_readme(Path(args.results) / args.dataset, args.dataset)}")
         return
     if args.archive and not args.parallel:

@@ -1,8 +1,12 @@
 """The results tables: train and evaluate the rows of the seed paper's Table 1 on one dataset.
 
 Per dataset and model: ``<results>/<dataset>/<model>/`` with predictions.txt, references.txt,
-ids.txt and metrics.json (every metric, the configuration, the split, the commit, the epochs
-actually run, wall time, device). Checkpoints go to ``<work>/<dataset>/<model>/`` (never committed).
+ids.txt, no_oov_ids.txt (the paper's subset) and metrics.json (every metric, the configuration, the
+split, the commit, the epochs actually run, wall time, device). Only the paper's rows trained as the
+paper trains them (:data:`PAPER_ROWS`, any seed) go there; every other run (another configuration,
+teacher forcing or decoding) goes to ``<results>/<dataset>/experiments/<run>/``, so the dataset's
+README holds the paper's table and nothing else. Checkpoints go to ``<work>/<dataset>/<run>/`` (never
+committed).
 
 Splits. WebQSP: train = WebQSP train minus a 10% validation hold-out of questions (all parses of a
 question on one side); test = the first parse of every test question (1,639). WikiSQL (the protocol
@@ -22,6 +26,7 @@ import torch
 from qgen.data import Pair, holdout, read_pairs, sequential_batches
 from qgen.decode import beam_search, greedy
 from qgen.model import VARIANTS, Variant, Vocab, make_batch
+from qgen.results_table import EXPERIMENTS, PAPER_ROWS
 from qgen.train import TrainConfig, TrainResult, build_vocabularies, train
 from qgen.version import code_version
 
@@ -72,6 +77,32 @@ def first_per_group(pairs: Sequence[Pair]) -> list[Pair]:
     return list(seen.values())
 
 
+def is_paper_run(model: str, cfg: TrainConfig, no_repeat: bool = False) -> bool:
+    """A row of the paper's table: one of :data:`PAPER_ROWS`, the paper's teacher forcing, plain decoding
+    (any seed: the seeds of a row are averaged in the README)."""
+    return model in PAPER_ROWS and cfg.run_suffix == (f"_seed{cfg.seed}" if cfg.seed != 1 else "") and not no_repeat
+
+
+def results_folder(results_dir: str | Path, dataset: str, model: str, cfg: TrainConfig, no_repeat: bool = False) -> Path:
+    """Where a run's results go: ``<results>/<dataset>/<run>`` for a paper row, else under ``experiments/``."""
+    base = Path(results_dir) / dataset
+    name = results_folder_name(model, cfg, no_repeat)
+    return base / name if is_paper_run(model, cfg, no_repeat) else base / EXPERIMENTS / name
+
+
+def no_oov_pairs(pairs: Sequence[Pair], src_vocab: Vocab, tgt_vocab: Vocab) -> list[Pair]:
+    """The paper's subset, "examples in the test set that do not contain out of vocabulary tokens": every
+    source token in the source vocabulary and every reference token in the output one."""
+    return [p for p in pairs if all(t in src_vocab for t in p.src) and all(t in tgt_vocab for t in p.tgt)]
+
+
+def write_no_oov_ids(out_dir: Path, pairs: Sequence[Pair], src_vocab: Vocab, tgt_vocab: Vocab) -> list[str]:
+    """``out_dir/no_oov_ids.txt``: the subset's ids, one a line in ids.txt's order (as ids.txt writes them)."""
+    ids = [p.id for p in no_oov_pairs(pairs, src_vocab, tgt_vocab)]
+    _write_whole(Path(out_dir) / "no_oov_ids.txt", "".join(i + "\n" for i in ids))
+    return ids
+
+
 def results_folder_name(model: str, cfg: TrainConfig, no_repeat: bool = False) -> str:
     """A run's results folder (and its name in the tables): the model, then its teacher-forcing and seed
     suffixes when not the defaults (``_tf1``, ``_tf0.5seq``, ``_seed2``), then ``_norepeat`` when so decoded."""
@@ -84,7 +115,8 @@ def run_variant(dataset: str, variant: Variant | str, prep_dir: str | Path, work
     """Train (resuming if a checkpoint is there) and evaluate one model; returns its metrics.
 
     ``no_repeat`` decodes with a word never right after itself (``qgen.decode.block_repeat``); those
-    results go to ``<model>_norepeat`` beside the paper-style ones, from the same checkpoint.
+    results go to ``experiments/<model>_norepeat``, from the same checkpoint. A run that is not a paper
+    row goes under ``experiments/`` too (:func:`results_folder`).
     """
     variant = VARIANTS[variant] if isinstance(variant, str) else variant
     train_pairs, valid_pairs, test_pairs = dataset_pairs(dataset, Path(prep_dir), variant.entity_replacement, data_dir)
@@ -95,8 +127,9 @@ def run_variant(dataset: str, variant: Variant | str, prep_dir: str | Path, work
     result = train(train_pairs, valid_pairs, variant.model, cfg, Path(work_dir) / dataset / run_name, log)
     train_seconds = time.perf_counter() - started
     results_name = results_folder_name(variant.name, cfg, no_repeat)
+    out_dir = results_folder(results_dir, dataset, variant.name, cfg, no_repeat)
     metrics = evaluate_checkpoint(Path(result.out_dir) / "best.pt", test_pairs, eval_beam or variant.beam,
-                                  Path(results_dir) / dataset / results_name, no_repeat=no_repeat)
+                                  out_dir, no_repeat=no_repeat)
     metrics.update({
         "dataset": dataset, "model": variant.name, "run": results_name, "split": PAPER_SPLITS[dataset],
         "sizes": {"train": len(train_pairs), "valid": len(valid_pairs), "test": len(test_pairs)},
@@ -108,7 +141,7 @@ def run_variant(dataset: str, variant: Variant | str, prep_dir: str | Path, work
         "device": result.device,
         "history": [asdict(h) for h in result.history], "commit": code_version(),
     })
-    _write_metrics(Path(results_dir) / dataset / results_name, metrics)
+    _write_metrics(out_dir, metrics)
     return metrics
 
 
@@ -141,6 +174,7 @@ def evaluate_checkpoint(checkpoint: Path, pairs: Sequence[Pair], beam: int, out_
     (out_dir / "predictions.txt").write_text("".join(" ".join(predictions[i]) + "\n" for i in ids))
     (out_dir / "references.txt").write_text("".join(" ".join(p.tgt) + "\n" for p in pairs))
     (out_dir / "ids.txt").write_text("".join(i + "\n" for i in ids))
+    write_no_oov_ids(out_dir, pairs, src_vocab, tgt_vocab)
     metrics = score_predictions(pairs, predictions, src_vocab, tgt_vocab, attentions)
     metrics.update({"variant": {"beam": beam, "no_repeat": no_repeat,
                                 "model": model.cfg.as_dict()},  # as trained: with its vocabulary sizes
@@ -153,13 +187,11 @@ def score_predictions(pairs: Sequence[Pair], predictions: dict[str, list[str]], 
                       attentions: dict[str, torch.Tensor] | None = None) -> dict:
     """Every metric on the full test set and on the paper's no-OOV subset (``full``, ``no_oov``).
 
-    The paper's subset, "examples in the test set that do not contain out of vocabulary tokens": every
-    source token in the source vocabulary and every reference token in the output one. Without
-    ``attentions`` the attention entropy is left out.
+    The no-OOV part is :func:`no_oov_pairs`. Without ``attentions`` the attention entropy is left out.
     """
     from qgen.metrics import evaluate_corpus
 
-    in_vocab = [p for p in pairs if all(t in src_vocab for t in p.src) and all(t in tgt_vocab for t in p.tgt)]
+    in_vocab = no_oov_pairs(pairs, src_vocab, tgt_vocab)
     return {"full": _metrics(pairs, predictions, attentions, evaluate_corpus),
             "no_oov": _metrics(in_vocab, predictions, attentions, evaluate_corpus)}
 
@@ -184,6 +216,7 @@ def rescore_results(dataset: str, model_dir: Path, prep_dir: Path, data_dir: Pat
         raise ValueError(f"{model_dir}: ids.txt / predictions.txt do not match the {dataset} test split "
                          f"({len(ids)} ids, {len(lines)} predictions, {len(test_pairs)} test examples)")
     src_vocab, tgt_vocab = build_vocabularies(train_pairs)
+    write_no_oov_ids(model_dir, test_pairs, src_vocab, tgt_vocab)
     scores = score_predictions(test_pairs, {i: line.split() for i, line in zip(ids, lines)}, src_vocab, tgt_vocab)
     for part in ("full", "no_oov"):
         if "attention_entropy" in metrics.get(part, {}):
@@ -199,9 +232,12 @@ def rescore_results(dataset: str, model_dir: Path, prep_dir: Path, data_dir: Pat
 def headline(scores: dict) -> str:
     """One line of the main figures of a ``full`` / ``no_oov`` metrics part (METEOR may be skipped: no Java)."""
     meteor = scores.get("meteor_corpus")
-    return (f"n={scores['n']}  corpus BLEU {scores['bleu_corpus']:.2f}  sentence BLEU {scores['bleu_sentence_mean']:.2f}  "
+    unsmoothed = scores.get("bleu_sentence_unsmoothed_mean")
+    duplicates = scores.get("overcopy_duplicates")
+    return (f"n={scores['n']}  corpus BLEU {scores['bleu_corpus']:.2f}  sentence BLEU "
+            f"{'–' if unsmoothed is None else f'{unsmoothed:.2f}'} unsmoothed / {scores['bleu_sentence_mean']:.2f} smoothed  "
             f"METEOR {'skipped' if meteor is None else f'{meteor:.2f}'}  ROUGE-L {scores['rouge_l_corpus']:.2f}  "
-            f"OverCopy {scores['overcopy']:.3f}")
+            f"OverCopy {scores['overcopy']:.3f}" + ("" if duplicates is None else f" (copies {duplicates:.3f})"))
 
 
 def _write_metrics(model_dir: Path, metrics: dict) -> None:
@@ -253,4 +289,4 @@ def run_benchmark(dataset: str, models: Sequence[str], train_cfg: TrainConfig, w
         metrics = run_variant(dataset, sized_variant(name, model_sizes), prep, work_dir, results_dir, train_cfg,
                               data_dir=Path(data_dir) if data_dir else None, no_repeat=no_repeat, log=log)
         log(f"{name}: {headline(metrics['full'])}  ({metrics['epochs_run']} epochs, {metrics['device']})")
-    return write_results_readme(Path(results_dir) / dataset, dataset)
+    return write_results_readme(Path(results_dir) / dataset, dataset)  # experiments/README.md too
