@@ -107,7 +107,7 @@ def write_results_readme(dataset_dir: Path, dataset: str) -> Path:
               else "Table 6 (corpus BLEU only; the paper trained on WikiSQL's official train split, absent here: "
                    "our training split is smaller, see `metrics.json` `split`)")
     lines = [f"# Results: {dataset}", "",
-             f"The seed paper's rows ({source}) beside ours. Written by `benchmarks/qgen_bench.py` "
+             f"The seed paper's rows, from its {source}, beside ours. Written by `benchmarks/qgen_bench.py` "
              "(`qgen.results_table`).", "", *PROTOCOL, ""]
     for title, part in (("No-OOV subset (the paper's protocol)", "no_oov"), ("Full test set", "full")):
         lines += [f"## {title}", "", HEADER, "|" + "---|" * 14]
