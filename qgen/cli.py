@@ -443,6 +443,35 @@ def serve(
                f"stopped serving deployment {deployment_id}; its schedule is paused")
 
 
+score_app = typer.Typer(add_completion=False, no_args_is_help=True,
+                        help="Score system outputs with a dataset's official metrics.")
+app.add_typer(score_app, name="score")
+
+
+@score_app.command("e2e")
+def score_e2e(
+    outputs: Path = typer.Argument(..., help="A TSV 'MR<TAB>output', one output per distinct MR of the "
+                                             "references, in their order (header 'MR\toutput' optional)."),
+    refs: Optional[Path] = typer.Option(None, "--refs", help="The E2E reference CSV (columns mr, ref); default "
+                                                             "e2e/testset_w_refs.csv under the datasets directory."),
+    datasets: Optional[Path] = typer.Option(None, "--datasets", help="The datasets directory (default "
+                                                                     "$QGEN_DATASETS, else ../shared/datasets)."),
+    no_java: bool = typer.Option(False, "--no-java", help="Only BLEU and NIST (METEOR, ROUGE_L, CIDEr need Java; "
+                                                         "printed as null)."),
+) -> None:
+    """The E2E challenge's official figures (e2e-metrics): BLEU, NIST, METEOR, ROUGE_L, CIDEr, as JSON."""
+    from qgen.metrics.e2e_official import E2EInputError, score_files
+    from qgen.metrics.meteor import MetricUnavailableError
+
+    try:
+        figures = score_files(outputs, refs, java_metrics=not no_java, datasets=datasets)
+    except E2EInputError as error:
+        fail(str(error), 2)
+    except MetricUnavailableError as error:
+        fail(f"{error}; use --no-java for BLEU and NIST only", 2)
+    typer.echo(json.dumps({k: (None if v is None else round(v, 4)) for k, v in figures.items()}))
+
+
 def run() -> None:
     """Console entry point: one-line errors unless --debug."""
     try:
