@@ -21,7 +21,7 @@ def code_version() -> str:
                                 ":(exclude)benchmarks/results"], cwd=root,
                                capture_output=True, text=True, timeout=5).stdout.strip()
     except (OSError, subprocess.SubprocessError):
-        # A copy without git history (the lent GPU machine gets the working tree only): the caller
+        # A copy without git history (a working tree copied to another machine): the caller
         # may name the commit it copied in QGEN_COMMIT.
         given = os.environ.get("QGEN_COMMIT", "").strip()
         return f"{PACKAGE_VERSION}+{given}" if given else PACKAGE_VERSION
