@@ -105,7 +105,7 @@ def test_benchmark_flow_trains_and_evaluates_each_model_and_publishes_the_metric
         assert list(plots.glob("attention_*.png")) and (plots / "cumulative_entropy.png").exists(), name
         assert ".png" in artifacts(f"qgen-plots-webqsp-{name}")[-1].data
     readme = (tmp_path / "results" / "webqsp" / "README.md").read_text()
-    assert "| copynet | ours | 1/1 |" in readme and "| scratchpad | ours | 1/1 |" in readme
+    assert "| copynet | ours | 1 seed | 1 |" in readme and "| scratchpad | ours | 1 seed | 1 |" in readme
     table = artifacts("qgen-benchmark-webqsp")[-1].data
     assert "| copynet |" in table and "| scratchpad |" in table and "BLEU no-OOV" in table
 
