@@ -1,21 +1,144 @@
 """The dataset card (README.md) of a synthetic corpus, written from its manifest (issue 4).
 
-It states the counts per stage (inputs = pairs + rejects), the filter's thresholds and statistics,
-a seeded sample of pairs, the columns, and how to load the pairs with pandas, pyarrow, duckdb and
-polars.
+It opens with a Hugging Face dataset-card YAML front matter (issue 21): two configurations, ``pairs``
+(the default) and ``rejects``, each with its own ``data_files`` glob, split and features,
+so ``datasets.load_dataset(corpus_dir)`` gives the pairs and ``load_dataset(corpus_dir, "rejects")``
+the rejects (one folder holding both schemas, read as one dataset, failed before). Then it states
+the model (its checksum and what its checkpoint records: task, logical-form types, architecture,
+training settings), the counts per stage (inputs = pairs + rejects), the filter's thresholds and
+statistics, a seeded sample of pairs, the columns, and how to load the pairs with pandas, pyarrow,
+duckdb, polars and ``datasets``. The card is always written whole, so a resumed or repeated run
+leaves exactly one front matter.
 """
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from qgen.io.output_folder import write_file
 from qgen.synth.schema import PAIR_SCHEMA, REJECT_SCHEMA, STAGES
 
 SAMPLE_COLUMNS = ["id", "logical_form", "question", "score", "overcopy", "copy_fraction"]
+
+# The configurations of the corpus folder: name, files (the shard names of qgen.synth.corpus), schema.
+CONFIGS = (("pairs", "pairs/part-*.parquet", PAIR_SCHEMA), ("rejects", "rejects/part-*.parquet", REJECT_SCHEMA))
+SPLIT = "train"  # the corpus is training data; its one split holds every row (see the card's text)
+# The Hugging Face size categories (upper bounds, exclusive), the last one open.
+SIZE_CATEGORIES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
+                   (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"), (10**9, "100M<n<1B"),
+                   (10**10, "1B<n<10B"), (10**11, "10B<n<100B"), (10**12, "100B<n<1T"))
+
+
+def size_category(rows: int) -> str:
+    """The Hugging Face ``size_categories`` value for ``rows`` rows."""
+    return next((name for bound, name in SIZE_CATEGORIES if rows < bound), "n>1T")
+
+
+def _yaml_str(value: str) -> str:
+    """A YAML double-quoted scalar (a JSON string is one)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _feature(arrow_type: pa.DataType) -> list[str] | None:
+    """The YAML lines of a Hugging Face feature (after ``name:``) for an Arrow column type; None if unknown."""
+    if pa.types.is_string(arrow_type):
+        return ["dtype: string"]
+    if pa.types.is_floating(arrow_type):
+        return [f"dtype: float{arrow_type.bit_width}"]  # Arrow says "double" for float64
+    if pa.types.is_integer(arrow_type) or pa.types.is_boolean(arrow_type):
+        return [f"dtype: {arrow_type}"]  # int32, bool: the same names in both
+    if pa.types.is_timestamp(arrow_type):
+        return [f"dtype: {arrow_type}"]  # timestamp[us, tz=UTC]
+    if pa.types.is_list(arrow_type) and pa.types.is_string(arrow_type.value_type):
+        return ["sequence: string"]
+    return None
+
+
+def _dataset_info(name: str, schema: pa.Schema) -> list[str]:
+    """One ``dataset_info`` entry: the configuration's features (none if a column type has no feature
+    here: ``datasets`` then reads the types from the files). No ``splits``: ``datasets`` wants their
+    size in bytes as Arrow, which only reading every shard would tell; the row counts are in the body."""
+    features = [(f.name, _feature(f.type)) for f in schema]
+    if any(lines is None for _, lines in features):
+        return []
+    lines = [f"- config_name: {name}", "  features:"]
+    for field_name, feature in features:
+        lines += [f"  - name: {field_name}", *(f"    {line}" for line in feature or [])]
+    return lines
+
+
+def front_matter(out: Path, manifest: dict[str, Any]) -> list[str]:
+    """The Hugging Face dataset-card YAML block (between ``---`` lines) of the corpus in ``out``."""
+    counts = manifest["counts"]
+    info = [line for name, _, schema in CONFIGS for line in _dataset_info(name, schema)]
+    lines = ["---", f"pretty_name: {_yaml_str(f'Synthetic questions: {out.name}')}",
+             "license: unknown  # the logical forms' source and the model's training data set it; qgen does not know it",
+             "language:", "- en", "task_categories:", "- text2text-generation", "- question-answering",
+             "tags:", "- kbqa", "- synthetic", "- question-generation", "- qgen",
+             "size_categories:", f"- {size_category(counts['pairs'])}", "configs:"]
+    for name, glob, _ in CONFIGS:
+        lines += [f"- config_name: {name}", *(["  default: true"] if name == "pairs" else []),
+                  "  data_files:", f"  - split: {SPLIT}", f"    path: {glob}"]
+    if info:
+        lines += ["dataset_info:", *info]
+    return lines + ["---", ""]
+
+
+def model_facts(payload: dict[str, Any]) -> dict[str, Any]:
+    """What a checkpoint's payload (``qgen.checkpoint``) records about its model, beyond the checksum:
+    only keys it holds (``train`` stores the task, logical-form types and preprocessing when it is
+    given them, its training settings and history; nothing names the training data's files)."""
+    facts: dict[str, Any] = {}
+    for key in ("name", "training_data", "task", "lf_types", "preprocessing", "pretrained_vectors"):
+        if payload.get(key) not in (None, "", [], {}):
+            facts[key] = payload[key]
+    facts["vocabulary"] = {"source": len(payload["src_vocab"]), "target": len(payload["tgt_vocab"])}
+    train_config = payload.get("train_config") or {}
+    if train_config:
+        facts["training"] = {k: train_config[k] for k in ("epochs", "batch_size", "learning_rate",
+                                                          "teacher_forcing", "seed") if k in train_config}
+    if "epoch" in payload:
+        facts["epoch"] = int(payload["epoch"])
+        history = {h.get("epoch"): h for h in payload.get("history") or [] if isinstance(h, dict)}
+        if facts["epoch"] in history:
+            facts["valid_loss"] = history[facts["epoch"]].get("valid_loss")
+    return facts
+
+
+def _model_section(model: dict[str, Any]) -> list[str]:
+    """The model: its checksum and what its checkpoint records (never more)."""
+    cfg, facts = model.get("config") or {}, model.get("about") or {}
+    lines = ["## Model", "", f"- id: `{model['model_id']}` (sha256 of the checkpoint file)"]
+    if facts.get("name"):
+        lines.append(f"- name: {facts['name']}")
+    lines.append(f"- training data: {facts['training_data']}" if facts.get("training_data") else
+                 "- training data: not recorded in the checkpoint")
+    if facts.get("task"):
+        lines.append(f"- task: {facts['task']}")
+    if facts.get("lf_types"):
+        lines.append(f"- logical-form types it was trained on: {', '.join(facts['lf_types'])}")
+    if facts.get("preprocessing"):
+        lines.append("- preprocessing: " + ", ".join(f"{k} {v}" for k, v in facts["preprocessing"].items()))
+    if cfg:
+        lines.append(f"- architecture: copy `{cfg.get('copy')}`, memory `{cfg.get('memory')}`, coverage "
+                     f"{cfg.get('coverage_dim')}, GRU layers {cfg.get('num_layers')}, hidden {cfg.get('hidden_size')}, "
+                     f"embedding {cfg.get('embedding_dim')}")
+    if facts.get("vocabulary"):
+        lines.append(f"- vocabularies: {facts['vocabulary']['source']} source and {facts['vocabulary']['target']} "
+                     "target tokens")
+    if facts.get("training"):
+        lines.append("- training: " + ", ".join(f"{k} {v}" for k, v in facts["training"].items())
+                     + (f"; pretrained vectors {facts['pretrained_vectors']}" if facts.get("pretrained_vectors") else ""))
+    if "epoch" in facts:
+        loss = facts.get("valid_loss")
+        lines.append(f"- checkpoint of epoch {facts['epoch']}"
+                     + (f" (validation loss {loss:.3f} per target token)" if isinstance(loss, (int, float)) else ""))
+    return lines + [""]
 
 
 def sample_pairs(out: Path, manifest: dict[str, Any], seed: int, size: int) -> list[dict[str, Any]]:
@@ -50,6 +173,7 @@ def render_card(out: Path, manifest: dict[str, Any], seed: int, sample_size: int
     counts, stats, settings, model = manifest["counts"], manifest["filter"], manifest["settings"], manifest["model"]
     thresholds = settings["thresholds"]
     lines = [
+        *front_matter(out, manifest),
         f"# Synthetic questions: {out.name}", "",
         "Questions generated by qgen for logical forms without one (KBQA training data). Each pair's question "
         f"is the best of a beam of {settings['beam']} (length-normalised log-probability, alpha {settings['alpha']}"
@@ -59,6 +183,7 @@ def render_card(out: Path, manifest: dict[str, Any], seed: int, sample_size: int
         f"- created: {manifest['created_at']} (one timestamp per run, the `created_at` column)",
         f"- schema version: {manifest['schema_version']}; code version: {manifest.get('code_version', '')}",
         f"- seed: {settings['seed']}; shards: {len(manifest['shards'])} of up to {settings['shard_size']} inputs", "",
+        *_model_section(model),
         "## Counts", "",
         f"inputs {counts['inputs']} = pairs {counts['pairs']} + rejects {counts['rejects']}", "",
         *_table(["stage", "rows"], [["pairs", counts["pairs"]]] + [
@@ -95,7 +220,17 @@ def render_card(out: Path, manifest: dict[str, Any], seed: int, sample_size: int
         "duckdb.sql(\"SELECT question, logical_form FROM read_parquet('pairs/*.parquet')\")",
         "import polars as pl",
         'pl.read_parquet("pairs/*.parquet")',
+        "from datasets import load_dataset",
+        'pairs = load_dataset(".")["train"]  # this directory; load_dataset(".", "rejects") for the rejects',
         "```", "",
+        "With Hugging Face `datasets`, the front matter above declares two configurations: `pairs` (the "
+        "default, `pairs/part-*.parquet`) and `rejects` (`rejects/part-*.parquet`); the two schemas differ, "
+        f"so neither folder is read with the other. Each has one split, `{SPLIT}`, holding all its rows: the "
+        "corpus is synthetic training data for a question-answering or semantic-parsing model, to be "
+        "evaluated on real held-out questions, not on a part of itself.", "",
+        "License: unknown. The logical forms come from this run's input (`source.json` describes it when a "
+        "source sampled them) and the questions from the model above; their licenses, which qgen does not "
+        "know, apply.", "",
     ]
     return "\n".join(lines)
 

@@ -50,11 +50,11 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import torch
 
-from qgen.checkpoint import file_checksum
+from qgen.checkpoint import file_checksum, read_payload
 from qgen.datasets.records import RawExample
 from qgen.io.output_folder import FolderKind, OutputFolderError, write_file, writes_folder
 from qgen.io.parquet import ParquetSink
-from qgen.synth.card import write_card
+from qgen.synth.card import model_facts, write_card
 from qgen.synth.filter import FilterThresholds, OverCopyFilter, Verdict, filter_statistics, merge_statistics
 from qgen.synth.audit import audit_pair, audit_statistics, merge_audit_statistics
 from qgen.synth.generator import QuestionWriter
@@ -157,7 +157,8 @@ def synthesize(records: Iterable[RawExample], checkpoint: str | Path, out_dir: s
                       "ignore_tokens": thresholds.ignore_tokens, "created_at": created_at, "no_repeat": no_repeat}
     writer = QuestionWriter(checkpoint, labels=labels, **writer_options)
     manifest["model"] = {"path": str(checkpoint), "checksum": checksum, "model_id": writer.model_id,
-                         "copy": writer.copy_mode, "config": writer.model.cfg.as_dict()}
+                         "copy": writer.copy_mode, "config": writer.model.cfg.as_dict(),
+                         "about": model_facts(read_payload(checkpoint))}  # for the card: what the checkpoint records
     if judge is not None:
         manifest["round_trip_settings"] = judge.settings()
     done = {entry["index"]: entry for entry in manifest["shards"]}

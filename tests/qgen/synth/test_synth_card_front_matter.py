@@ -1,0 +1,125 @@
+"""The corpus card's Hugging Face front matter: two configurations (pairs, the default; rejects) whose
+globs match the shard files, one front matter after a rewrite, and ``datasets.load_dataset`` reading
+each configuration with its own schema when ``datasets`` is installed (issue 21)."""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+import torch
+
+from test_synth_corpus import RELATIONS, TRAIN_NAMES, read_inputs, sparql, toy_input
+
+from parsers import tokenize_lf
+from parsers.tokens import nl_tokens
+from qgen.data import Pair
+from qgen.model import ModelConfig
+from qgen.synth import synthesize
+from qgen.synth.card import size_category, write_card
+from qgen.synth.schema import PAIR_SCHEMA, REJECT_SCHEMA
+from qgen.train import TrainConfig, train
+
+yaml = pytest.importorskip("yaml")
+
+RUN = dict(shard_size=20, beam=2, seed=7, batch_size=8, device="cpu")
+N_INPUTS = 60  # three shards; the toy inputs at 4, 13, 27, 41, 54 are rejects of each kind
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small corpus from a tiny generator trained as test_synth_corpus's (fewer epochs: its
+    questions need not be good, only some pairs and some rejects)."""
+    torch.set_num_threads(1)
+    root = tmp_path_factory.mktemp("card")
+    pairs = [Pair(f"{n}-{r}", tokenize_lf(sparql(i, r), "sparql", names={f"m.0{i:04d}": n}).tokens,
+                  nl_tokens(q.format(n)), n) for i, n in enumerate(TRAIN_NAMES) for r, q in RELATIONS]
+    cfg = ModelConfig(embedding_dim=16, hidden_size=32, num_layers=1, dropout=0.0, copy="extended",
+                      coverage_dim=10, memory="scratchpad")
+    train(pairs, pairs[:4], cfg, TrainConfig(epochs=30, batch_size=20, learning_rate=1e-2, teacher_forcing=1.0,
+                                             seed=3), root / "model", log=lambda _: None,
+          metadata={"task": "generate", "lf_types": ["sparql"]})
+    inputs = root / "inputs.jsonl"
+    inputs.write_text("".join(json.dumps(asdict(toy_input(i))) + "\n" for i in range(N_INPUTS)))
+    synthesize(read_inputs(inputs), root / "model" / "best.pt", root / "corpus", **RUN, log=lambda _: None)
+    return root / "corpus"
+
+
+def front_matter(card: str) -> tuple[dict[str, Any], str]:
+    """The YAML block at the very start of the card, parsed, and the text after it."""
+    assert card.startswith("---\n")
+    block, body = card[4:].split("\n---\n", 1)
+    return yaml.safe_load(block), body
+
+
+def test_the_front_matter_declares_pairs_and_rejects_with_globs_matching_the_shards(corpus: Path) -> None:
+    manifest = json.loads((corpus / "manifest.json").read_text())
+    card = (corpus / "README.md").read_text()
+    meta, body = front_matter(card)
+    counts = manifest["counts"]
+    assert counts["pairs"] > 0 and counts["rejects"] > 0
+    assert meta["pretty_name"] == f"Synthetic questions: {corpus.name}"
+    assert meta["license"] == "unknown" and meta["language"] == ["en"]
+    assert {"kbqa", "synthetic"} <= set(meta["tags"])
+    assert {"text2text-generation", "question-answering"} <= set(meta["task_categories"])
+    assert meta["size_categories"] == [size_category(counts["pairs"])] == ["n<1K"]
+    configs = {c["config_name"]: c for c in meta["configs"]}
+    assert set(configs) == {"pairs", "rejects"} and configs["pairs"].get("default") is True
+    assert not configs["rejects"].get("default")
+    for kind in ("pairs", "rejects"):
+        (files,) = configs[kind]["data_files"]
+        assert files["split"] == "train"
+        matched = sorted(str(p.relative_to(corpus)) for p in corpus.glob(files["path"]))
+        assert matched == [entry[kind]["path"] for entry in manifest["shards"]] and len(matched) == 3
+    info = {c["config_name"]: c for c in meta["dataset_info"]}
+    for kind, schema in (("pairs", PAIR_SCHEMA), ("rejects", REJECT_SCHEMA)):
+        assert [f["name"] for f in info[kind]["features"]] == schema.names
+    assert {f["name"]: f.get("dtype") or f.get("sequence") for f in info["pairs"]["features"]} == {
+        "id": "string", "lf_type": "string", "logical_form": "string", "lf_tokens": "string", "question": "string",
+        "score": "float64", "overcopy": "int32", "copy_fraction": "float64", "answers": "string", "source": "string",
+        "model_id": "string", "created_at": "timestamp[us, tz=UTC]"}
+    # The body is the card as before, after the front matter; the model beyond its checksum.
+    assert body.lstrip().startswith(f"# Synthetic questions: {corpus.name}")
+    assert f"inputs {N_INPUTS} = pairs {counts['pairs']} + rejects {counts['rejects']}" in body
+    assert "## Model" in body and manifest["model"]["model_id"] in body
+    assert "- task: generate" in body and "logical-form types it was trained on: sparql" in body
+    assert "- training data: not recorded in the checkpoint" in body
+    assert manifest["model"]["about"]["lf_types"] == ["sparql"]
+
+
+def test_a_rewritten_or_resumed_card_keeps_one_front_matter(corpus: Path, tmp_path: Path) -> None:
+    manifest = json.loads((corpus / "manifest.json").read_text())
+    before = (corpus / "README.md").read_text()
+    write_card(corpus, manifest, seed=7)
+    assert (corpus / "README.md").read_text() == before  # the same card, not a second front matter
+    inputs = corpus.parent / "inputs.jsonl"
+    synthesize(read_inputs(inputs), corpus.parent / "model" / "best.pt", corpus, **RUN, log=lambda _: None)
+    after = (corpus / "README.md").read_text()
+    assert after.startswith("---\n") and after.splitlines().count("---") == 2
+    assert after.splitlines().count("configs:") == 1
+    assert front_matter(after)[0] == front_matter(before)[0]
+
+
+def test_size_categories() -> None:
+    assert [size_category(n) for n in (0, 999, 1000, 12_345, 999_999, 1_000_000, 5 * 10**9, 10**12)] == [
+        "n<1K", "n<1K", "1K<n<10K", "10K<n<100K", "100K<n<1M", "1M<n<10M", "1B<n<10B", "n>1T"]
+
+
+def test_datasets_loads_the_pairs_by_default_and_the_rejects_by_name(corpus: Path, tmp_path: Path) -> None:
+    datasets = pytest.importorskip("datasets")
+    manifest = json.loads((corpus / "manifest.json").read_text())
+    cache = str(tmp_path / "hf-cache")
+    pairs = datasets.load_dataset(str(corpus), cache_dir=cache)
+    assert list(pairs) == ["train"]
+    assert pairs["train"].num_rows == manifest["counts"]["pairs"]
+    assert pairs["train"].column_names == PAIR_SCHEMA.names
+    assert pairs["train"].features["lf_tokens"].feature.dtype == "string"  # a list of strings, as in the files
+    assert pairs["train"].features["created_at"].dtype == "timestamp[us, tz=UTC]"
+    assert sorted(pairs["train"]["id"]) == sorted(pq.read_table(corpus / "pairs").column("id").to_pylist())
+    rejects = datasets.load_dataset(str(corpus), "rejects", cache_dir=cache)
+    assert rejects["train"].num_rows == manifest["counts"]["rejects"]
+    assert rejects["train"].column_names == REJECT_SCHEMA.names
+    assert sorted(rejects["train"]["stage"]) == sorted(pq.read_table(corpus / "rejects").column("stage").to_pylist())
