@@ -39,6 +39,25 @@ def _train_config(**fields):
         fail(str(error), 2)
 
 
+def _device(name: str) -> str:
+    """``--device``: auto, cpu, cuda or cuda:N, checked before any work starts."""
+    import torch
+
+    if name == "auto":
+        return name
+    try:
+        device = torch.device(name)
+    except (RuntimeError, ValueError):
+        fail(f"--device must be auto, cpu, cuda or cuda:N, got {name!r}", 2)
+    if device.type not in ("cpu", "cuda"):
+        fail(f"--device must be auto, cpu, cuda or cuda:N, got {name!r}", 2)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        fail(f"--device {name}: torch sees no CUDA GPU here (a CPU build of torch, or no driver)", 2)
+    if device.type == "cuda" and device.index is not None and device.index >= torch.cuda.device_count():
+        fail(f"--device {name}: there are {torch.cuda.device_count()} CUDA devices", 2)
+    return name
+
+
 def _parse_names(pairs: List[str], option: str = "--name ID=NAME") -> dict[str, str]:
     names: dict[str, str] = {}
     for pair in pairs:
@@ -123,6 +142,7 @@ def train(
                                                         "logical form: the semantic parser of the round-trip filter)."),
     layers: int = typer.Option(2, "--layers", help="GRU layers (the paper: 2)."),
     dropout: float = typer.Option(0.5, "--dropout", help="Dropout between GRU layers (the paper: 0.5)."),
+    device: str = typer.Option("auto", "--device", help=option_help.DEVICE),
 ) -> None:
     """Train a question generator or a parser (resuming from <out>/last.pt when it is there)."""
     from dataclasses import replace
@@ -139,7 +159,8 @@ def train(
     variant = VARIANTS[model]
     cfg = _train_config(epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, seed=seed,
                         max_seconds=max_seconds, glove_path=str(glove) if glove else None,
-                        teacher_forcing=teacher_forcing, teacher_forcing_per=teacher_forcing_per)
+                        teacher_forcing=teacher_forcing, teacher_forcing_per=teacher_forcing_per,
+                        device=_device(device))
     try:
         model_cfg = replace(variant.model, hidden_size=hidden, embedding_dim=embedding, num_layers=layers, dropout=dropout)
     except ValueError as error:
@@ -340,6 +361,7 @@ def synthesize(
                                                                              "score or token; default sparql=token, "
                                                                              "sql=score."),
     round_trip_k: int = typer.Option(1, "--round-trip-k", help="Rule exact: a match among the K best parses."),
+    device: str = typer.Option("auto", "--device", help=option_help.DEVICE),
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=1,
                                              help="Source tokens per generation batch (logical forms x longest "
                                                   "one); default: what fits the device."),
@@ -350,6 +372,7 @@ def synthesize(
 ) -> None:
     """Generate a (logical form, question) corpus: pairs/ and rejects/ Parquet shards, manifest.json, README.md."""
     from qgen.synth import FilterThresholds
+    device = _device(device)  # before any reading or sampling
     from qgen.synth.round_trip import RoundTripOptions, default_parser
     from qgen.synth.run import synthesize_from_source
     from qgen.synth.sources import open_source
@@ -378,7 +401,7 @@ def synthesize(
         manifest = synthesize_from_source(source, checkpoint, out, beam=beam, shard_size=shard_size,
                                           thresholds=thresholds, seed=seed, log=typer.echo, no_repeat=no_repeat,
                                           progress=lambda done: update(done, None), round_trip=round_trip,
-                                          max_tokens=max_tokens)
+                                          max_tokens=max_tokens, device=device)
     counts = manifest["counts"]
     typer.echo(f"inputs={counts['inputs']} pairs={counts['pairs']} rejects={counts['rejects']}")
     typer.echo(f"wrote {out.resolve()}")

@@ -10,3 +10,5 @@ NO_REPEAT_BENCHMARK = (NO_REPEAT + " The results go to <model>_norepeat; with --
                        "checkpoint is only decoded again (else training goes on first).")
 BENCHMARK_SEED = ("Initialisation, batch order, dropout masks and teacher-forcing draws (the validation split "
                   "stays fixed); another seed than 1 trains into folders suffixed _seed<N>.")
+
+DEVICE = "auto (a CUDA GPU when torch sees one, else the CPU), cpu, cuda or cuda:N."

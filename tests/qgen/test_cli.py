@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+import torch
 from typer.testing import CliRunner
 
 from qgen.cli import app
@@ -103,3 +105,16 @@ def test_console_script_exits_nonzero_when_it_refuses_an_option() -> None:
 def test_benchmark_refuses_an_unknown_model(tmp_path: Path) -> None:
     result = runner.invoke(app, ["benchmark", "webqsp", "--models", "gpt", "--work-dir", str(tmp_path)])
     assert result.exit_code != 0 and "unknown model(s) gpt" in str(result.exception)
+
+
+@pytest.mark.parametrize("device", ["tpu", "cuda:x", "cuda:99"] + ([] if torch.cuda.is_available() else ["cuda"]))
+def test_train_refuses_a_device_it_cannot_use(device: str, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["train", str(tmp_path / "train.parquet"), "--device", device, "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "--device" in result.output
+    assert not (tmp_path / "last.pt").exists()
+
+
+def test_synthesize_refuses_a_device_it_cannot_use(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["synthesize", "--checkpoint", str(tmp_path / "best.pt"), "--device", "tpu",
+                                 "--from-file", str(tmp_path / "lfs.jsonl"), "--out", str(tmp_path / "corpus")])
+    assert result.exit_code == 2 and "--device" in result.output
