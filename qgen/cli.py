@@ -101,7 +101,8 @@ def tokenize(
 @app.command()
 def preprocess(
     dataset: str = typer.Argument(..., help="A dataset name (webqsp, wikisql, cwq, e2e, e2e_plus, "
-                                            "wen2015_hotel, wen2015_restaurant) or a .jsonl file of LFs."),
+                                            "wen2015_hotel, wen2015_restaurant), a .jsonl file of LFs, or an "
+                                            "LC-QuAD / QALD .json file (or a folder of them named by split)."),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Datasets root (default $QGEN_DATASETS "
                                                                      "or ../shared/datasets)."),
     out: Path = typer.Option(Path("out/preprocessed"), "--out", help="Output folder for the Parquet files."),

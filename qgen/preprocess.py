@@ -202,6 +202,14 @@ def preprocess_dataset(dataset: str, out_dir: str | Path, data_dir: str | Path |
     path = Path(dataset)
     if path.suffix == ".jsonl" and path.is_file():
         records, name = list(load_jsonl(path)), path.stem
+    elif path.suffix == ".json" and path.is_file():  # LC-QuAD 1/2 or QALD, its split from the file name
+        from qgen.datasets import sparql_json
+
+        records, name = list(sparql_json.load_file(path, sparql_json.split_of(path) or "train")), path.stem
+    elif path.is_dir() and any(path.glob("*.json")):  # a folder of such files named by split
+        from qgen.datasets import sparql_json
+
+        records, name = list(sparql_json.load(path, split)), path.name
     else:
         records, name = list(load_dataset(dataset, data_dir, split)), dataset
     config = {"dataset": dataset, "data_dir": str(data_dir or ""), "split": split, "workers": workers}

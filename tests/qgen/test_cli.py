@@ -118,3 +118,11 @@ def test_synthesize_refuses_a_device_it_cannot_use(tmp_path: Path) -> None:
     result = runner.invoke(app, ["synthesize", "--checkpoint", str(tmp_path / "best.pt"), "--device", "tpu",
                                  "--from-file", str(tmp_path / "lfs.jsonl"), "--out", str(tmp_path / "corpus")])
     assert result.exit_code == 2 and "--device" in result.output
+
+
+@pytest.mark.parametrize("source", ["lcquad1/train-data.json", "qald/qald-9-train-multilingual.json", "lcquad1"])
+def test_preprocess_reads_lcquad_and_qald_json(source: str, tmp_path: Path) -> None:
+    path = Path(__file__).resolve().parents[1] / "fixtures" / "datasets" / "sparql_json" / source
+    result = runner.invoke(app, ["preprocess", str(path), "--out", str(tmp_path), "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    assert "inputs" in result.output and list(tmp_path.glob("*.parquet"))
