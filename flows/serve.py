@@ -3,8 +3,10 @@
 ``serve_synthesis`` (behind ``qgen serve``) registers the deployment ``qgen-synthesize/<name>``
 with its schedule and default parameters (the source, how many logical forms, the model) on the
 Prefect API (``PREFECT_API_URL``, else the embedded server) and polls for its runs until stopped.
-Stopping pauses the schedule (Prefect's default for served flows). ``run_once`` registers, polls
-once and returns, leaving the schedule active: a check, or a registration for a worker.
+Stopping pauses the deployment (Prefect's default for served flows), whether by Ctrl-C (SIGINT) or
+by SIGTERM, what systemd and Kubernetes send (a test holds Prefect to it). ``run_once`` registers, polls once and returns, leaving
+the schedule active: a check, or a registration for a worker. Each run draws its seed from its
+scheduled time unless the deployment fixes one (``flows.synthesize.run_seed``).
 
 ``deploy_to_work_pool`` (``qgen serve --work-pool NAME``) registers the same deployment for a work
 pool instead: a ``prefect worker start --pool NAME`` process (anywhere that sees the code and the
@@ -28,12 +30,14 @@ DEPLOYMENT = "scheduled-corpus"
 
 def deployment_parameters(checkpoint: str, out: str, from_graph: Optional[str] = None,
                           from_tables: Optional[list[str]] = None, from_file: Optional[str] = None,
-                          from_endpoint: Optional[str] = None, count: int = 1000, seed: int = 0, beam: int = 4,
+                          from_endpoint: Optional[str] = None, count: int = 1000, seed: Optional[int] = None,
+                          beam: int = 4,
                           shard_size: int = 1000, dask_address: Optional[str] = None,
                           dask_workers: int = 0, no_repeat: bool = False) -> dict[str, Any]:
     """The deployment's default parameters: exactly one source, as ``qgen synthesize`` asks.
 
-    Unset ones are left out (the flow's defaults apply); ``no_repeat`` appears only when on."""
+    Unset ones are left out (the flow's defaults apply: without ``seed``, each run's seed comes from
+    its scheduled time); ``no_repeat`` appears only when on."""
     sources = [x for x in (from_graph, from_tables or None, from_file, from_endpoint) if x]
     if len(sources) != 1:
         raise ValueError("give exactly one of --from-graph, --from-tables, --from-file, --from-endpoint")

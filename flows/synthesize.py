@@ -81,8 +81,8 @@ def synthesize_shards_flow(checkpoint: str, out: str, from_file: Optional[str] =
 def synthesize_flow(checkpoint: str, out: str = "qgen-out/corpus", from_file: Optional[str] = None,
                     from_graph: Optional[str] = None, from_endpoint: Optional[str] = None,
                     from_tables: Optional[list[str]] = None, substitute_from: Optional[str] = None,
-                    count: int = 1000, seed: int = 0, max_answers: int = 10, beam: int = 4, shard_size: int = 1000,
-                    max_overcopy: int = 0, max_repeated_ngrams: int = 0, min_score: Optional[float] = None,
+                    count: int = 1000, seed: Optional[int] = None, max_answers: int = 10, beam: int = 4,
+                    shard_size: int = 1000, max_overcopy: int = 0, max_repeated_ngrams: int = 0, min_score: Optional[float] = None,
                     data_dir: Optional[str] = None, dask_address: Optional[str] = None,
                     dask_workers: int = 0, in_flight: int = 32, no_repeat: bool = False,
                     parser: Optional[str] = None, round_trip: bool = True,
@@ -94,7 +94,10 @@ def synthesize_flow(checkpoint: str, out: str = "qgen-out/corpus", from_file: Op
     ``from_endpoint``, ``from_tables``. ``dask_address``: an existing Dask scheduler;
     ``dask_workers`` > 0: a LocalCluster of that many workers; neither: shards run here.
     ``in_flight``: at most this many shards submitted to the cluster at a time (bounds memory).
-    ``out`` may hold ``{date}`` (the run's scheduled day, YYYY-MM-DD): one corpus per scheduled run.
+    ``out`` may hold ``{date}`` (the run's scheduled day, YYYY-MM-DD) and ``{time}`` (its scheduled
+    time, HHMMSS, UTC): one corpus per scheduled run.
+    ``seed``: of the samplers and the generator; without one, the run's scheduled time gives it (recorded
+    in the manifest), so that scheduled runs over the same source write different corpora.
     ``no_repeat``: decode with no word right after itself.
     ``parser``: the round-trip filter's parser (default: ``../parser/best.pt`` beside the checkpoint's
     folder, where the train flows put it); ``round_trip=False`` turns the filter off.
@@ -105,6 +108,7 @@ def synthesize_flow(checkpoint: str, out: str = "qgen-out/corpus", from_file: Op
     trip = ({"checkpoint": str(parser), "rules": tuple(sorted((round_trip_rules or {}).items())), "k": round_trip_k,
              "threshold": round_trip_threshold} if parser else None)
     out = str(Path(run_folder(out)).resolve())
+    seed = run_seed(seed)
     runner = dask_task_runner(dask_address, dask_workers)
     shards = synthesize_shards_flow if runner is None else synthesize_shards_flow.with_options(task_runner=runner)
     manifest = shards(checkpoint, out, from_file, from_graph, from_endpoint, from_tables, substitute_from, count,
@@ -119,15 +123,26 @@ def synthesize_flow(checkpoint: str, out: str = "qgen-out/corpus", from_file: Op
 
 
 def run_folder(out: str) -> str:
-    """``out`` with ``{date}`` replaced by the flow run's scheduled day (today outside a run)."""
-    if "{date}" not in out:
+    """``out`` with ``{date}`` and ``{time}`` replaced by the flow run's scheduled day and time (UTC;
+    now outside a run)."""
+    if "{date}" not in out and "{time}" not in out:
         return out
+    when = _scheduled_time()
+    return out.replace("{date}", when.strftime("%Y-%m-%d")).replace("{time}", when.strftime("%H%M%S"))
+
+
+def run_seed(seed: Optional[int]) -> int:
+    """``seed`` if given, else the run's scheduled time in whole seconds since 1970 (now outside a run)."""
+    return seed if seed is not None else int(_scheduled_time().timestamp())
+
+
+def _scheduled_time() -> Any:
     from datetime import datetime, timezone
 
     from prefect.runtime import flow_run
 
     when = flow_run.scheduled_start_time or datetime.now(timezone.utc)
-    return out.replace("{date}", when.strftime("%Y-%m-%d"))
+    return when.astimezone(timezone.utc)
 
 
 def sample_pairs(out: str | Path, n: int = 5) -> list[tuple[str, str]]:

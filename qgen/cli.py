@@ -426,14 +426,16 @@ def demo(
 @app.command()
 def serve(
     checkpoint: Path = typer.Option(..., "--checkpoint", help="The model (best.pt) the scheduled runs use."),
-    out: str = typer.Option("qgen-out/scheduled/{date}", "--out", help="The corpus folder of each run; {date} is "
-                                                                       "the run's scheduled day."),
+    out: str = typer.Option("qgen-out/scheduled/{date}-{time}", "--out",
+                            help="The corpus folder of each run; {date} and {time} are the run's scheduled day "
+                                 "and time (UTC), so each run writes its own."),
     from_graph: Optional[Path] = typer.Option(None, "--from-graph", help="Sample SPARQL from this RDF file."),
     from_tables: List[Path] = typer.Option([], "--from-tables", help="Sample SQL from these CSV/Parquet tables."),
     from_file: Optional[str] = typer.Option(None, "--from-file", help="LFs from a .jsonl/.parquet file."),
     from_endpoint: Optional[str] = typer.Option(None, "--from-endpoint", help="Sample through a SPARQL endpoint."),
     count: int = typer.Option(1000, "--count", help="Logical forms per run."),
-    seed: int = typer.Option(0, "--seed"),
+    seed: Optional[int] = typer.Option(None, "--seed", help="One seed for every run (default: each run's "
+                                                           "scheduled time, so runs differ)."),
     beam: int = typer.Option(4, "--beam"),
     shard_size: int = typer.Option(1000, "--shard-size"),
     cron: str = typer.Option("0 3 * * *", "--cron", help="When to run (cron; default 03:00 daily)."),

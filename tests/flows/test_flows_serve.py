@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Iterator
+from unittest.mock import patch
 
 import pytest
 from prefect.client.orchestration import get_client
@@ -36,7 +37,7 @@ def test_serve_registers_a_scheduled_deployment(harness: None, tmp_path: Path) -
         deployment = client.read_deployment_by_name("qgen-synthesize/nightly")
     assert deployment.entrypoint == "flows.synthesize.synthesize_flow"
     assert deployment.parameters == {"checkpoint": str(checkpoint), "out": str(tmp_path / "corpus"),
-                                     "from_graph": str(graph), "count": 250, "seed": 0, "beam": 4,
+                                     "from_graph": str(graph), "count": 250, "beam": 4,
                                      "shard_size": 1000, "dask_workers": 2}
     [schedule] = deployment.schedules
     assert schedule.active and schedule.schedule.cron == "30 4 * * 1"
@@ -58,7 +59,8 @@ def test_serve_registers_the_deployment_for_a_work_pool_instead(harness: None, t
         deployment = client.read_deployment_by_name("qgen-synthesize/pooled")
     assert deployment.work_pool_name == "qgen-pool" and deployment.entrypoint == "flows/synthesize.py:synthesize_flow"
     assert deployment.parameters["from_tables"] == tables and deployment.parameters["no_repeat"] is True
-    assert deployment.parameters["out"].endswith("qgen-out/scheduled/{date}")  # one corpus per scheduled day
+    assert deployment.parameters["out"].endswith("qgen-out/scheduled/{date}-{time}")  # one corpus per scheduled run
+    assert "seed" not in deployment.parameters  # each run's seed comes from its scheduled time
     assert deployment.schedules[0].schedule.cron == "0 3 * * *"
 
 
@@ -69,6 +71,19 @@ def test_run_folder_names_the_scheduled_day() -> None:
 
     assert run_folder("out/{date}") == "out/" + datetime.now(timezone.utc).strftime("%Y-%m-%d")
     assert run_folder("out/fixed") == "out/fixed"
+    assert len(run_folder("out/{date}-{time}")) == len("out/2026-01-01-030000")
+
+
+def test_each_scheduled_run_draws_its_own_seed_unless_one_is_fixed() -> None:
+    from datetime import datetime, timezone
+
+    from flows.synthesize import run_seed
+
+    assert run_seed(7) == 7 and run_seed(0) == 0
+    assert abs(run_seed(None) - datetime.now(timezone.utc).timestamp()) < 5  # outside a run: now
+    with patch("prefect.runtime.flow_run.scheduled_start_time", datetime(2026, 3, 1, 3, 0, tzinfo=timezone.utc),
+               create=True):
+        assert run_seed(None) == int(datetime(2026, 3, 1, 3, 0, tzinfo=timezone.utc).timestamp())
 
 
 def test_serve_needs_exactly_one_source(tmp_path: Path) -> None:
@@ -76,3 +91,40 @@ def test_serve_needs_exactly_one_source(tmp_path: Path) -> None:
     assert result.exit_code != 0 and "exactly one of" in str(result.exception)
     with pytest.raises(ValueError, match="exactly one"):
         deployment_parameters("m.pt", "out", from_graph="g.ttl", from_file="lfs.jsonl")
+
+
+def test_sigterm_stops_serving_and_pauses_the_schedule(harness: None, tmp_path: Path) -> None:
+    """systemd and Kubernetes stop a service with SIGTERM: the schedule must not stay active behind it."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from prefect.settings import PREFECT_API_URL
+
+    env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value(), "PYTHONPATH": str(REPO)}
+    command = [sys.executable, "-c", "from qgen.cli import app; app()", "serve", "--checkpoint",
+               str(tmp_path / "best.pt"), "--from-graph", str(REPO / "data" / "demo" / "demo_kg.ttl"),
+               "--name", "terminated", "--cron", "0 3 * * *"]
+    served = subprocess.Popen(command, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True)
+    try:
+        deadline = time.monotonic() + 120
+        active = None
+        while time.monotonic() < deadline and active is None:  # registered and serving
+            time.sleep(1)
+            with get_client(sync_client=True) as client:
+                try:
+                    active = client.read_deployment_by_name("qgen-synthesize/terminated").schedules[0].active
+                except Exception:  # noqa: BLE001 - not registered yet
+                    active = None
+        assert active is True, "the deployment was never registered"
+        time.sleep(2)  # past registration, into the polling loop
+        served.send_signal(signal.SIGTERM)
+        output, _ = served.communicate(timeout=60)
+    finally:
+        served.kill()
+    with get_client(sync_client=True) as client:
+        deployment = client.read_deployment_by_name("qgen-synthesize/terminated")
+    assert served.returncode is not None and deployment.paused, output
