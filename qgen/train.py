@@ -2,8 +2,10 @@
 
 Paper defaults (seed section 5): 75 epochs, batch 32, Adam at 1e-4, teacher forcing 0.5. Added:
 gradient clipping, bf16 autocast on GPU, length bucketing, seeded and resumable runs (a checkpoint
-every epoch, ``last.pt``; a killed run started again continues from it identically), and model
-selection on a validation split (``best.pt``, lowest validation loss per target token).
+every epoch, ``last.pt``; a killed run started again continues from it identically), model selection
+on a validation split (``best.pt``, lowest validation loss per target token), and a time budget
+(``max_seconds``) honoured within an epoch: the run stops after the step that spends it, saving where
+it stopped in ``last.pt``, so a run started again finishes that epoch as if never stopped.
 """
 from __future__ import annotations
 
@@ -38,7 +40,7 @@ class TrainConfig:
     max_src_len: int = 200
     max_tgt_len: int = 40
     glove_path: str | None = None
-    max_seconds: float | None = None  # no new epoch once this budget is spent (0: evaluate a resumed run)
+    max_seconds: float | None = None  # stop after the step that spends it (0: evaluate a resumed run)
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.teacher_forcing <= 1.0:
@@ -73,6 +75,23 @@ class EpochStats:
     # each; "" in a history written before this field existed.
     commit: str = ""
     skipped_steps: int = 0  # updates left out for a non-finite gradient (see run_epoch)
+
+
+@dataclass
+class EpochProgress:
+    """An epoch stopped by the time budget after ``steps`` of ``total_steps`` steps: what ``last.pt``
+    keeps (plain numbers and a tensor, loadable without unpickling) to finish it on resume."""
+    epoch: int
+    steps: int
+    total_steps: int
+    loss_sum: float
+    tokens: int
+    skipped: int
+    seconds: float
+    forcing_state: torch.Tensor  # the teacher-forcing coin's generator state
+
+    def as_payload(self) -> dict:
+        return asdict(self)
 
 
 @dataclass
@@ -127,12 +146,29 @@ def train(train_pairs: Sequence[Pair], valid_pairs: Sequence[Pair], model_cfg: M
         optimizer = make_optimizer(model, cfg, device)
         start_epoch, history = 0, []
     best = min(history, key=lambda h: h.valid_loss) if history else None
+    stopped_in = payload.get("partial") if resume.exists() else None  # an epoch the budget cut short
+    partial_valid = math.nan
     started = time.perf_counter()
+    deadline = None if cfg.max_seconds is None else started + cfg.max_seconds
     for epoch in range(start_epoch + 1, cfg.epochs + 1):
-        if cfg.max_seconds is not None and history and time.perf_counter() - started >= cfg.max_seconds:
+        if deadline is not None and history and time.perf_counter() >= deadline:
             log(f"stopping before epoch {epoch}: time budget of {cfg.max_seconds:.0f} s spent (resumable)")
             break
-        stats = run_epoch(model, optimizer, train_pairs, valid_pairs, src_vocab, tgt_vocab, cfg, epoch, device)
+        resumed = EpochProgress(**stopped_in) if stopped_in and stopped_in["epoch"] == epoch else None
+        stopped_in = None
+        stats = run_epoch(model, optimizer, train_pairs, valid_pairs, src_vocab, tgt_vocab, cfg, epoch, device,
+                          deadline=deadline, resume=resumed, log=log)
+        if isinstance(stats, EpochProgress):
+            log(f"stopping within epoch {epoch} after {stats.steps} of {stats.total_steps} steps: time budget of "
+                f"{cfg.max_seconds:.0f} s spent (resumable: a run started again finishes the epoch)")
+            extra = {"epoch": epoch - 1, "train_config": asdict(cfg), "history": [asdict(h) for h in history],
+                     "torch_rng": torch.get_rng_state(), "pretrained_vectors": vectors,
+                     "partial": stats.as_payload(), **(metadata or {})}
+            if best is None:  # no finished epoch yet: the model so far is the run's model
+                partial_valid = evaluate_loss(model, valid_pairs, src_vocab, tgt_vocab, cfg, device)
+                save_checkpoint(out / "best.pt", model, src_vocab, tgt_vocab, extra)
+            save_checkpoint(resume, model, src_vocab, tgt_vocab, extra, optimizer)
+            break
         history.append(stats)
         log(f"epoch {epoch}: train {stats.train_loss:.3f}  valid {stats.valid_loss:.3f}  "
             f"{stats.seconds:.0f} s  {stats.target_tokens_per_s:.0f} target tok/s"
@@ -144,7 +180,8 @@ def train(train_pairs: Sequence[Pair], valid_pairs: Sequence[Pair], model_cfg: M
             save_checkpoint(out / "best.pt", model, src_vocab, tgt_vocab, extra)
         save_checkpoint(resume, model, src_vocab, tgt_vocab, extra, optimizer)
         (out / "history.json").write_text(json.dumps([asdict(h) for h in history], indent=2))
-    assert best is not None, "no epoch was run"
+    if best is None:  # the budget ran out within the first epoch
+        return TrainResult(str(out), 0, 0, partial_valid, history, str(device), vectors)
     return TrainResult(str(out), len(history), best.epoch, best.valid_loss, history, str(device), vectors)
 
 
@@ -165,33 +202,54 @@ def _same_model(saved: ModelConfig, wanted: ModelConfig) -> bool:
     return replace(saved, src_vocab_size=0, tgt_vocab_size=0) == replace(wanted, src_vocab_size=0, tgt_vocab_size=0)
 
 
+PROGRESS_EVERY_S = 30.0  # a progress line within an epoch at most this often (one host sync each)
+
+
 def run_epoch(model: QuestionGenerator, optimizer: torch.optim.Optimizer, train_pairs: Sequence[Pair],
-               valid_pairs: Sequence[Pair], src_vocab: Vocab, tgt_vocab: Vocab, cfg: TrainConfig, epoch: int,
-               device: torch.device) -> EpochStats:
+              valid_pairs: Sequence[Pair], src_vocab: Vocab, tgt_vocab: Vocab, cfg: TrainConfig, epoch: int,
+              device: torch.device, deadline: float | None = None, resume: EpochProgress | None = None,
+              log: Callable[[str], None] | None = None) -> EpochStats | EpochProgress:
+    """One epoch; ``EpochProgress`` instead of its statistics when the clock passes ``deadline`` (a
+    ``time.perf_counter`` value) before its last step. ``resume`` finishes an epoch stopped so."""
     # Per-epoch seeds make the batch order and teacher-forcing draws the same after a resume.
     rng = random.Random(cfg.seed * 1_000_003 + epoch)
     forcing = torch.Generator(device=device).manual_seed(cfg.seed * 7919 + epoch)
     autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=cfg.bf16 and device.type == "cuda")
     model.train()
     started = time.perf_counter()
+    batches = list(bucketed_batches(train_pairs, cfg.batch_size, rng))
     # Sums kept on the device: a step never waits for the host (see _update).
     total = torch.zeros((), device=device)
     tokens = torch.zeros((), dtype=torch.long, device=device)
     skipped = torch.zeros((), dtype=torch.long, device=device)
-    steps = 0
-    for pairs in bucketed_batches(train_pairs, cfg.batch_size, rng):
-        steps += 1
-        batch = _batch(pairs, src_vocab, tgt_vocab, model.cfg.copy, cfg).to(device)
+    done, earlier_seconds = 0, 0.0
+    if resume is not None:  # the same batch order; skip the steps taken before the stop
+        forcing.set_state(resume.forcing_state)
+        total, tokens = total + resume.loss_sum, tokens + resume.tokens
+        skipped, done, earlier_seconds = skipped + resume.skipped, resume.steps, resume.seconds
+    last_report = started
+    for step in range(done, len(batches)):
+        batch = _batch(batches[step], src_vocab, tgt_vocab, model.cfg.copy, cfg).to(device)
         loss, count, taken = training_step(model, optimizer, batch, cfg, forcing, autocast)
         total = total + torch.where(taken, loss.float(), 0.0)
         tokens = tokens + taken.long() * count
         skipped = skipped + (~taken).long()
+        now = time.perf_counter()
+        if deadline is not None and now >= deadline and step + 1 < len(batches):
+            return EpochProgress(epoch, step + 1, len(batches), float(total), int(tokens), int(skipped),
+                                 earlier_seconds + now - started, forcing.get_state())
+        if log is not None and now - last_report >= PROGRESS_EVERY_S:
+            last_report = now
+            rate = (now - started) / (step + 1 - done)
+            log(f"epoch {epoch}: step {step + 1}/{len(batches)}  train {float(total) / max(int(tokens), 1):.3f}  "
+                f"{rate:.2f} s/step  about {rate * (len(batches) - step - 1):.0f} s left in the epoch")
+    steps = len(batches)
     skipped_steps = int(skipped)
     if skipped_steps * 2 > steps:
         raise FloatingPointError(f"epoch {epoch}: {skipped_steps} of {steps} steps had a non-finite gradient; "
                                  "training diverged (resume from last.pt with another seed or learning rate)")
     total, tokens = float(total), int(tokens)
-    seconds = time.perf_counter() - started
+    seconds = earlier_seconds + time.perf_counter() - started
     return EpochStats(epoch, total / max(tokens, 1), evaluate_loss(model, valid_pairs, src_vocab, tgt_vocab, cfg, device),
                       seconds, tokens / seconds, code_version(), skipped_steps)
 

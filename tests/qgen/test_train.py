@@ -54,6 +54,32 @@ def test_killed_run_resumes_identically(tmp_path: Path) -> None:
     assert all(torch.equal(a[k], b[k]) for k in a)
 
 
+def test_time_budget_stops_within_an_epoch_and_the_run_finishes_it_identically(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    torch.set_num_threads(1)
+    model_cfg = FAMILIES["scratchpad"]
+    base = dict(epochs=2, batch_size=8, learning_rate=3e-3, teacher_forcing=0.5, seed=5)  # 3 steps an epoch
+    train(PAIRS, PAIRS[:4], model_cfg, TrainConfig(**base), tmp_path / "straight", log=lambda _: None)
+    lines: list[str] = []
+    monkeypatch.setattr(qgen.train, "PROGRESS_EVERY_S", 0.0)  # a progress line after every step
+    # A zero budget is spent by the first step: the run stops within epoch 1, twice, then finishes.
+    first = train(PAIRS, PAIRS[:4], model_cfg, TrainConfig(**base, max_seconds=0), tmp_path / "cut", log=lines.append)
+    assert first.epochs_run == 0 and (tmp_path / "cut" / "best.pt").exists()  # a usable model already
+    assert any("stopping within epoch 1 after 1 of 3 steps" in line for line in lines), lines
+    assert load_checkpoint(tmp_path / "cut" / "last.pt")[3]["partial"]["steps"] == 1
+    train(PAIRS, PAIRS[:4], model_cfg, TrainConfig(**base, max_seconds=0), tmp_path / "cut", log=lines.append)
+    assert load_checkpoint(tmp_path / "cut" / "last.pt")[3]["partial"]["steps"] == 2
+    done = train(PAIRS, PAIRS[:4], model_cfg, TrainConfig(**base), tmp_path / "cut", log=lines.append)
+    assert done.epochs_run == 2
+    assert any(line.startswith("epoch 2: step 1/3  train ") and "s/step" in line for line in lines), lines
+    a = load_checkpoint(tmp_path / "straight" / "last.pt")[0].state_dict()
+    b, _, _, payload = load_checkpoint(tmp_path / "cut" / "last.pt")
+    assert all(torch.equal(a[k], b.state_dict()[k]) for k in a) and "partial" not in payload
+    straight = [h.train_loss for h in train(PAIRS, PAIRS[:4], model_cfg, TrainConfig(**base),
+                                            tmp_path / "straight", log=lambda _: None).history]
+    assert [h.train_loss for h in done.history] == pytest.approx(straight, rel=1e-6)
+
+
 def test_resume_with_another_configuration_is_refused(tmp_path: Path) -> None:
     cfg = TrainConfig(epochs=1, batch_size=20, learning_rate=1e-2)
     train(PAIRS, PAIRS[:4], FAMILIES["copynet"], cfg, tmp_path, log=lambda _: None)
