@@ -216,43 +216,56 @@ def evaluate(
 
 @app.command()
 def generate(
-    lf: Optional[str] = typer.Argument(None, help="A logical form; without it, one per line from --file or stdin."),
+    lf: Optional[str] = typer.Argument(None, help="A logical form; without it, the inputs of --file or stdin."),
     checkpoint: Path = typer.Option(..., "--checkpoint", help="A trained model (best.pt)."),
-    lf_type: str = typer.Option("sparql", "--lf-type", help="sparql, sql, mr or da."),
+    lf_type: str = typer.Option("auto", "--lf-type", help="sparql, sql, mr, da, or auto: told from each text "
+                                                         "(an input's own lf_type comes first)."),
     name: List[str] = typer.Option([], "--name", help="Entity name, ID=NAME (repeatable)."),
-    file: Optional[Path] = typer.Option(None, "--file", help="Logical forms, one per line."),
+    file: Optional[str] = typer.Option(None, "--file", help="A .jsonl/.parquet of {id, lf, lf_type?, names?}, a "
+                                                           "dataset name, or text: one logical form (or JSON "
+                                                           "record) per line."),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Datasets root, for a dataset name."),
     beam: int = typer.Option(4, "--beam"),
     num_return: int = typer.Option(1, "--num-return", help="Questions per logical form."),
-    as_json: bool = typer.Option(False, "--json", help="One JSON object per logical form."),
+    as_json: bool = typer.Option(False, "--json", help="JSON Lines: one {id, lf, lf_type, rank, question, "
+                                                       "score} per question, {id, lf, error} per bad input."),
     no_repeat: bool = typer.Option(False, "--no-repeat", help=option_help.NO_REPEAT),
 ) -> None:
     """One-off generation: print the question(s) for logical forms, with their scores.
 
-    A logical form that cannot be read gets one ``error: ...`` line on stderr (with --json, also its
-    {"lf", "error"} object on stdout) and the others still run; the exit code is then 1.
+    An input that cannot be read gets one ``error: ...`` line on stderr (with --json, also its
+    {"id", "lf", "error"} object on stdout) and the others still run; the exit code is then 1.
     """
     import json
 
     from parsers import LF_TYPES
-    from qgen.generate import generate_questions, read_logical_form_lines
+    from parsers.lf_type import AUTO
+    from qgen.generate import generate_questions, read_generate_inputs
 
-    lines = [lf] if lf is not None else read_logical_form_lines(file)
-    if not lines:
-        fail("no logical form given (an argument, --file or stdin)", 2)
-    if lf_type not in LF_TYPES:
-        fail(f"--lf-type must be one of {', '.join(LF_TYPES)}, got {lf_type!r}", 2)
+    if lf_type not in (*LF_TYPES, AUTO):
+        fail(f"--lf-type must be one of {', '.join(LF_TYPES)} or {AUTO}, got {lf_type!r}", 2)
     if not 1 <= num_return <= beam:
         fail(f"--num-return ({num_return}) must be between 1 and --beam ({beam})", 2)
+    try:
+        inputs = read_generate_inputs(lf, file, lf_type, data_dir)
+    except (OSError, ValueError) as err:
+        fail(f"--file {file}: {err}", 1)
+    if not inputs:
+        fail("no logical form given (an argument, --file or stdin)", 2)
     failed = 0
-    for result in generate_questions(lines, checkpoint, lf_type, _parse_names(name), beam, num_return,
+    for result in generate_questions(inputs, checkpoint, names=_parse_names(name), beam=beam, num_return=num_return,
                                      no_repeat=no_repeat):
         if "error" in result:
             failed += 1
             typer.echo(f"error: {' '.join(str(result['error']).split())}", err=True)
-        if as_json:
-            typer.echo(json.dumps(result, ensure_ascii=False))
-        elif "error" not in result:
-            for question, score in result["questions"]:
+            if as_json:
+                typer.echo(json.dumps(result, ensure_ascii=False))
+            continue
+        for rank, (question, score) in enumerate(result["questions"], 1):
+            if as_json:
+                typer.echo(json.dumps({"id": result["id"], "lf": result["lf"], "lf_type": result["lf_type"],
+                                       "rank": rank, "question": question, "score": score}, ensure_ascii=False))
+            else:
                 typer.echo(f"{score:.3f}\t{question}")
     if failed:
         raise typer.Exit(1)

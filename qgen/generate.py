@@ -1,7 +1,14 @@
-"""One-off generation (``qgen generate``): logical forms in, questions with scores out."""
+"""One-off generation (``qgen generate``): logical forms in, questions with scores out.
+
+Inputs as everywhere else in qgen: a ``.jsonl`` or ``.parquet`` file of ``{id, lf, lf_type?, names?}``
+records or a dataset name (``qgen.samplers.files.read_logical_forms``), or plain text, one logical
+form per line, where a line that starts with ``{`` is read as such a JSON record. A logical form
+without a type gets the ``--lf-type`` given, else the one its text shows (``parsers.lf_type``).
+"""
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Mapping, Sequence
 
@@ -14,6 +21,55 @@ from qgen.batching import default_max_tokens, token_batches
 from qgen.model import make_batch
 
 
+@dataclass(frozen=True)
+class GenerateInput:
+    """One logical form to generate for; ``error`` when it could not even be read."""
+    id: str
+    lf: str
+    lf_type: str
+    names: dict[str, str] = field(default_factory=dict)
+    error: str | None = None
+
+
+def read_generate_inputs(lf: str | None, path: str | Path | None, lf_type: str = "auto",
+                         data_dir: str | Path | None = None) -> list[GenerateInput]:
+    """The logical forms of one ``qgen generate`` call: the argument, else the file (or stdin)."""
+    from qgen.samplers.files import JSONL_SUFFIXES, PARQUET_SUFFIXES, DATASETS, read_logical_forms
+
+    if lf is not None:
+        return [_plain("1", lf, lf_type)]
+    if path is not None and (Path(path).suffix.lower() in (*JSONL_SUFFIXES, *PARQUET_SUFFIXES)
+                             or (str(path) in DATASETS and not Path(path).exists())):
+        return [_from_record(r) for r in read_logical_forms(path, lf_type, data_dir=data_dir)]
+    from qgen.datasets.jsonl import parse_line
+
+    inputs = []
+    for line in read_logical_form_lines(path):
+        ident = f"line-{line.number}"
+        if line.error is not None:
+            inputs.append(GenerateInput(ident, line.text, lf_type, error=str(line.error)))
+        elif line.text.lstrip().startswith("{"):
+            inputs.append(_from_record(parse_line(line.text, ident, lf_type, "input", line.number, "line")))
+        else:
+            inputs.append(_plain(ident, line.text, lf_type, f"line {line.number}: "))
+    return inputs
+
+
+def _plain(ident: str, text: str, lf_type: str, where: str = "") -> GenerateInput:
+    from parsers.lf_type import AUTO, LfTypeError, infer_lf_type
+
+    if lf_type != AUTO:
+        return GenerateInput(ident, text, lf_type)
+    try:
+        return GenerateInput(ident, text, infer_lf_type(text))
+    except LfTypeError as err:
+        return GenerateInput(ident, text, "", error=f"{where}{err}")
+
+
+def _from_record(record) -> GenerateInput:
+    return GenerateInput(record.id, record.logical_form, record.lf_type, dict(record.names), record.load_error)
+
+
 def read_logical_form_lines(path: str | Path | None = None) -> list[TextLine]:
     """The non-blank lines of ``path`` (stdin without one), one logical form each: split at ``\\n``
     only (a U+2028 or ``\\r`` stays inside its line); a line too long or not UTF-8 carries its error."""
@@ -23,45 +79,54 @@ def read_logical_form_lines(path: str | Path | None = None) -> list[TextLine]:
         return list(read_text_lines(handle))
 
 
-def generate_questions(lfs: Sequence[str | TextLine], checkpoint: str | Path, lf_type: str = "sparql",
-                       names: Mapping[str, str] | None = None, beam: int = 4, num_return: int = 1,
-                       batch_size: int | None = None, no_repeat: bool = False,
+def generate_questions(inputs: Sequence[str | TextLine | GenerateInput], checkpoint: str | Path,
+                       lf_type: str = "sparql", names: Mapping[str, str] | None = None, beam: int = 4,
+                       num_return: int = 1, batch_size: int | None = None, no_repeat: bool = False,
                        max_tokens: int | None = None) -> Iterator[dict]:
-    """Per logical form, in order: ``{"lf", "questions": [(question, score), ...]}`` best first
-    (score: length-normalised log-probability), or ``{"lf", "error"}`` for one that cannot be read
-    (from a ``TextLine``: its error, or the parser's after ``line N:``). ``no_repeat``: no word right
-    after itself. Batches: at most ``max_tokens`` source tokens (default: what fits the device) and
-    ``batch_size`` logical forms (default: no limit)."""
+    """Per input, in order: ``{"id", "lf", "lf_type", "questions": [(question, score), ...]}`` best
+    first (score: length-normalised log-probability), or ``{"id", "lf", "error"}`` for one that cannot
+    be read. A plain string or ``TextLine`` is of type ``lf_type``; ``names`` add to each input's own.
+    ``no_repeat``: no word right after itself. Batches: at most ``max_tokens`` source tokens (default:
+    what fits the device) and ``batch_size`` logical forms (default: no limit)."""
     from parsers import LogicalFormError, tokenize_lf
 
     if num_return > beam:
         raise ValueError(f"--num-return ({num_return}) cannot exceed --beam ({beam})")
+    items = [_as_input(item, i, lf_type) for i, item in enumerate(inputs, 1)]
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     model, src_vocab, tgt_vocab, _ = load_checkpoint(checkpoint, device)
     parsed: list[list[str] | str] = []
-    for item in lfs:
-        where = f"line {item.number}: " if isinstance(item, TextLine) else ""
-        if isinstance(item, TextLine) and item.error is not None:
-            parsed.append(str(item.error))
+    for item in items:
+        if item.error is not None:
+            parsed.append(item.error)
             continue
+        where = f"{item.id.replace('-', ' ')}: " if item.id.startswith("line-") else ""
         try:
-            parsed.append(tokenize_lf(_text(item), lf_type, names=names).tokens)
+            parsed.append(tokenize_lf(item.lf, item.lf_type, names={**item.names, **(names or {})}).tokens)
         except LogicalFormError as err:
             parsed.append(f"{where}{err}")
     good = [i for i, p in enumerate(parsed) if isinstance(p, list)]
     answers: dict[int, list[tuple[str, float]]] = {}
     by_length = sorted(((i, parsed[i]) for i in good), key=lambda item: (len(item[1]), item[0]))
     budget = max_tokens or default_max_tokens(device, model.cfg, beam)
-    for items in token_batches(by_length, budget, batch_size):
-        chunk = [i for i, _ in items]
-        batch = make_batch([tokens for _, tokens in items], None, src_vocab, tgt_vocab, model.cfg.copy).to(device)
+    for batch_items in token_batches(by_length, budget, batch_size):
+        chunk = [i for i, _ in batch_items]
+        batch = make_batch([tokens for _, tokens in batch_items], None, src_vocab, tgt_vocab, model.cfg.copy).to(device)
         for i, hyps, oovs in zip(chunk, beam_search(model, batch, beam=beam, num_return=num_return,
                                                              no_repeat=no_repeat), batch.oovs):
             answers[i] = [(" ".join(tgt_vocab.decode(h.ids, oovs)), round(h.score, 4)) for h in hyps]
-    for i, item in enumerate(lfs):
-        lf = _text(item)
-        yield {"lf": lf, "questions": answers[i]} if i in answers else {"lf": lf, "error": parsed[i]}
+    for i, item in enumerate(items):
+        if i in answers:
+            yield {"id": item.id, "lf": item.lf, "lf_type": item.lf_type, "questions": answers[i]}
+        else:
+            yield {"id": item.id, "lf": item.lf, "error": parsed[i]}
 
 
-def _text(item: str | TextLine) -> str:
-    return item.text if isinstance(item, TextLine) else item
+def _as_input(item: str | TextLine | GenerateInput, number: int, lf_type: str) -> GenerateInput:
+    if isinstance(item, GenerateInput):
+        return item
+    if isinstance(item, TextLine):
+        if item.error is not None:
+            return GenerateInput(f"line-{item.number}", item.text, lf_type, error=str(item.error))
+        return GenerateInput(f"line-{item.number}", item.text, lf_type)
+    return GenerateInput(str(number), item, lf_type)

@@ -1,6 +1,7 @@
 """Logical forms a user already has, as JSON Lines: ``{"id", "lf", "lf_type", "names"?, "question"?}``.
 
-``lf_type`` defaults to the loader's argument; ``split`` defaults to ``train`` when a question is
+``lf_type`` defaults to the loader's argument; ``auto`` (either way) tells it from the text
+(``parsers.lf_type``: refused when the text does not say); ``split`` defaults to ``train`` when a question is
 given and ``unlabelled`` otherwise; a missing, null or empty ``id`` becomes ``line-N``. The file is
 read as bytes by ``parsers.jsonl`` (lines split at ``\\n`` only; size, UTF-8, nesting, field types
 and lone surrogates checked), so a line that is not a usable record becomes one record with
@@ -13,6 +14,7 @@ from typing import Any, Iterator
 
 from parsers import LF_TYPES
 from parsers.jsonl import JsonLine, parse_json_line, read_json_lines
+from parsers.lf_type import AUTO, LfTypeError, infer_lf_type
 from qgen.datasets.paths import rejected
 from qgen.datasets.records import RawExample
 
@@ -49,6 +51,11 @@ def to_example(line: JsonLine, lf_type: str | None, source: str, ident: str | No
 def _example(record: dict[str, Any], ident: str, raw: str, lf_type: str | None, source: str,
              where: str) -> RawExample:
     kind = record.get("lf_type") or lf_type
+    if kind == AUTO:
+        try:
+            kind = infer_lf_type(record["lf"])
+        except LfTypeError as err:
+            return _reject(ident, raw, f"{where}: {err}", None, source)
     if kind not in LF_TYPES:
         return _reject(ident, raw, f"{where}: unknown or missing lf_type {kind!r} (sparql, sql, mr or da)",
                        lf_type, source)

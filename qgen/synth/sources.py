@@ -37,7 +37,10 @@ def open_source(from_file: str | None = None, from_graph: str | None = None, fro
     if from_file:
         from qgen.samplers.files import read_logical_forms
 
-        records = read_logical_forms(from_file, lf_type, data_dir=data_dir)
+        from parsers.lf_type import AUTO
+
+        # A record without lf_type gets the one its text shows (refused, as a reject row, when unclear).
+        records = read_logical_forms(from_file, lf_type or AUTO, data_dir=data_dir)
         return Source(islice(records, count) if count else records, "file", str(from_file), options=options)
     if from_tables:
         from qgen.samplers.tables import TableSampler, TableSamplerConfig

@@ -53,15 +53,47 @@ def test_generate_prints_questions_and_scores(checkpoint: Path) -> None:
     result = runner.invoke(app, ["generate", "--checkpoint", str(checkpoint), "--name", "m.0a=Oslo",
                                  "--beam", "3", "--num-return", "2", "--json", lf])
     assert result.exit_code == 0, result.output
-    out = json.loads(result.stdout)
-    assert out["lf"] == lf and len(out["questions"]) == 2 and all(isinstance(s, float) for _, s in out["questions"])
+    out = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(o["id"], o["lf"], o["lf_type"], o["rank"]) for o in out] == [("1", lf, "sparql", 1), ("1", lf, "sparql", 2)]
+    assert all(isinstance(o["score"], float) and o["question"] for o in out)
     blocked = runner.invoke(app, ["generate", "--checkpoint", str(checkpoint), "--name", "m.0a=Oslo", "--beam", "3",
                                   "--num-return", "3", "--no-repeat", "--json", lf])
     assert blocked.exit_code == 0, blocked.output
-    questions = [question.split() for question, _ in json.loads(blocked.stdout)["questions"]]
+    questions = [json.loads(line)["question"].split() for line in blocked.stdout.splitlines()]
     assert immediate_repeat_share(questions) == 0, questions
     bad = runner.invoke(app, ["generate", "--checkpoint", str(checkpoint), "SELECT ?x WHERE {"])
     assert bad.exit_code == 1 and bad.stderr.startswith("error: SparqlSyntaxError") and not bad.stdout
+
+
+def test_generate_reads_the_same_inputs_as_synthesize(checkpoint: Path, tmp_path: Path) -> None:
+    """JSON Lines (a file or lines of stdin), Parquet and plain text; the type told from the text when absent."""
+    import pandas as pd
+
+    from qgen.generate import read_generate_inputs
+
+    sparql = "SELECT ?x WHERE { ns:m.0a ns:location.country.capital ?x }"
+    records = [{"id": "q1", "lf": sparql, "names": {"m.0a": "Oslo"}}, {"id": "q2", "lf": "SELECT a FROM t WHERE b = 1",
+                                                                       "lf_type": "sql"}]
+    jsonl = tmp_path / "lfs.jsonl"
+    jsonl.write_text("".join(json.dumps(r) + "\n" for r in records))
+    parquet = tmp_path / "lfs.parquet"
+    pd.DataFrame([{**r, "names": json.dumps(r.get("names", {})), "lf_type": r.get("lf_type")} for r in records]
+                 ).to_parquet(parquet)
+    for source in (jsonl, parquet):
+        result = runner.invoke(app, ["generate", "--checkpoint", str(checkpoint), "--json", "--file", str(source)])
+        out = [json.loads(line) for line in result.stdout.splitlines()]
+        assert result.exit_code == 0 and [(o["id"], o["lf_type"], o["rank"]) for o in out] == [
+            ("q1", "sparql", 1), ("q2", "sql", 1)], (source, result.output)
+        [first, _] = read_generate_inputs(None, source)
+        assert first.names == {"m.0a": "Oslo"}  # the record's names reach the tokenizer
+    text = tmp_path / "lfs.txt"
+    text.write_text(f"{sparql}\n{json.dumps(records[1])}\nhello world\n")
+    result = runner.invoke(app, ["generate", "--checkpoint", str(checkpoint), "--json", "--file", str(text)])
+    out = [json.loads(line) for line in result.stdout.splitlines()]
+    assert result.exit_code == 1 and [o["id"] for o in out] == ["line-1", "q2", "line-3"]  # a record's own id
+    assert out[0]["lf_type"] == "sparql" and out[1]["lf_type"] == "sql"
+    assert out[2]["error"].startswith("line 3: cannot tell the logical-form type of 'hello world'")
+    assert "give lf_type in the record or --lf-type" in result.stderr
 
 
 def test_train_and_evaluate_commands(tmp_path: Path, demo_sample: Path) -> None:

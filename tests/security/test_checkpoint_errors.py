@@ -59,7 +59,7 @@ def test_generate_reports_a_refused_query_on_stderr_and_exits_1(qgen: Qgen, tiny
     assert len(out.strip().splitlines()) == 1 and "\t" in out
     assert len(err.strip().splitlines()) == 1 and "UnsupportedQueryError" in err
     code, out, err = qgen("generate", "--checkpoint", tiny_checkpoint, "--json", "--file", lfs)
-    assert code == 1 and [line.startswith('{"lf"') for line in out.strip().splitlines()] == [True, True]
+    assert code == 1 and [line.startswith('{"id": "line-') for line in out.strip().splitlines()] == [True, True]
     assert '"error"' in out.strip().splitlines()[1] and "UnsupportedQueryError" in err
 
 

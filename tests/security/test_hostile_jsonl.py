@@ -173,7 +173,7 @@ def test_generate_file_answers_each_line_once(tiny_checkpoint: Path, tmp_path: P
     assert len(out) == 4, out  # four non-blank lines; the U+2028 stays inside line 2
     assert "\u2028" in out[1]["lf"]
     assert out[2]["error"].startswith("line 3: not UTF-8")
-    assert "questions" in out[0] and "questions" in out[3]
+    assert "question" in out[0] and "question" in out[3] and out[3]["id"] == "line-5"
 
 
 def mixed_file() -> tuple[bytes, dict[str, int], dict[int, str]]:
