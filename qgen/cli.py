@@ -424,7 +424,7 @@ def synthesize(
 @app.command()
 def demo(
     out: Path = typer.Option(Path("qgen-out"), "--out", help="Output folder (its previous demo output is replaced)."),
-    quick: bool = typer.Option(False, "--quick", help="A smoke run: a tiny model for one epoch, a few LFs."),
+    quick: bool = typer.Option(False, "--quick", help="A smoke run (about a minute): small models, a few epochs, 30 LFs a corpus."),
     dask_address: Optional[str] = typer.Option(None, "--dask-address", help="Synthesis shards on this Dask scheduler."),
     dask_workers: int = typer.Option(0, "--dask-workers", help="Synthesis shards on a LocalCluster of N workers."),
 ) -> None:

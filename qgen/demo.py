@@ -47,7 +47,10 @@ class DemoSizes:
 
 
 FULL = DemoSizes()
-QUICK = DemoSizes(epochs=1, hidden=16, embedding=8, graph_count=12, table_count=8, shard_size=5, beam=2, parser_epochs=1)
+# The smoke run: models just big and trained enough to write some pairs that pass both filters
+# (one epoch of a hidden-16 model wrote none: every question was unfinished or over-copied).
+QUICK = DemoSizes(epochs=6, hidden=32, embedding=16, graph_count=30, table_count=30, shard_size=10, beam=2,
+                  parser_epochs=4)
 
 
 @dataclass(frozen=True)

@@ -79,12 +79,15 @@ def test_demo_runs_and_says_where_the_parquet_went(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert f"wrote {(tmp_path / 'preprocessed' / 'train.parquet').resolve()}" in result.stdout
     assert f"wrote {(tmp_path / 'model' / 'best.pt').resolve()}" in result.stdout
-    for corpus, inputs in (("graph", 12), ("tables", 8)):
+    written = 0
+    for corpus, inputs in (("graph", 30), ("tables", 30)):
         folder = (tmp_path / "corpus" / corpus).resolve()
         assert f"wrote {folder}/pairs/*.parquet" in result.stdout
         pairs, rejects = pd.read_parquet(folder / "pairs"), pd.read_parquet(folder / "rejects")
         assert len(pairs) + len(rejects) == inputs
         assert f"inputs {inputs} = pairs {len(pairs)} + rejects {len(rejects)}" in result.stdout
+        written += len(pairs)
+    assert written > 0  # even the smoke run's small models write some pairs
 
 
 def test_console_script_turns_exceptions_into_one_line() -> None:
