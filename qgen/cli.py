@@ -144,6 +144,9 @@ def train(
     layers: int = typer.Option(2, "--layers", help="GRU layers (the paper: 2)."),
     dropout: float = typer.Option(0.5, "--dropout", help="Dropout between GRU layers (the paper: 0.5)."),
     device: str = typer.Option("auto", "--device", help=option_help.DEVICE),
+    init_from: Optional[Path] = typer.Option(None, "--init-from", help="Fine-tune this checkpoint on EXAMPLES "
+                                                                     "(adaptation): its model and sizes, its "
+                                                                     "vocabularies extended with the new tokens."),
 ) -> None:
     """Train a question generator or a parser (resuming from <out>/last.pt when it is there)."""
     from dataclasses import replace
@@ -166,6 +169,14 @@ def train(
         model_cfg = replace(variant.model, hidden_size=hidden, embedding_dim=embedding, num_layers=layers, dropout=dropout)
     except ValueError as error:
         fail(str(error), 2)
+    if init_from is not None:  # the model is the checkpoint's: its sizes, whatever the options say
+        from qgen.checkpoint import read_payload
+        from qgen.model import ModelConfig
+
+        model_cfg = ModelConfig.from_dict(read_payload(init_from)["config"])
+        cfg = replace(cfg, init_from=str(init_from))
+        typer.echo(f"fine-tuning {init_from} ({model_cfg.hidden_size} hidden, {model_cfg.num_layers} layers); "
+                   "--model and the size options do not apply")
     result = train_on_examples(examples, out, model_cfg, cfg, entity_replacement=variant.entity_replacement,
                                log=typer.echo, task=task)
     typer.echo(f"{result.epochs_run} epochs on {result.device}; best epoch {result.best_epoch} "

@@ -15,7 +15,7 @@ import random
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import torch
 
@@ -41,6 +41,7 @@ class TrainConfig:
     max_tgt_len: int = 40
     glove_path: str | None = None
     max_seconds: float | None = None  # stop after the step that spends it (0: evaluate a resumed run)
+    init_from: str | None = None  # a checkpoint to fine-tune (adaptation): its model, its vocabularies extended
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.teacher_forcing <= 1.0:
@@ -138,7 +139,15 @@ def train(train_pairs: Sequence[Pair], valid_pairs: Sequence[Pair], model_cfg: M
         torch.set_rng_state(payload["torch_rng"])
         start_epoch, history = int(payload["epoch"]), [EpochStats(**h) for h in payload["history"]]
         vectors = payload.get("pretrained_vectors", "none")
+        if metadata and payload.get("lf_types"):  # an adapted model keeps the types it started with
+            metadata = {**metadata, "lf_types": sorted(set(payload["lf_types"]) | set(metadata.get("lf_types") or []))}
         log(f"resuming from {resume} after epoch {start_epoch}")
+    elif cfg.init_from:
+        model, src_vocab, tgt_vocab, metadata = start_from(cfg.init_from, train_pairs, model_cfg, metadata, log)
+        model.to(device)
+        vectors = f"initialised from {cfg.init_from}"
+        optimizer = make_optimizer(model, cfg, device)
+        start_epoch, history = 0, []
     else:
         src_vocab, tgt_vocab = build_vocabularies(train_pairs)
         model = build_model(model_cfg.with_vocab(len(src_vocab), len(tgt_vocab))).to(device)
@@ -183,6 +192,44 @@ def train(train_pairs: Sequence[Pair], valid_pairs: Sequence[Pair], model_cfg: M
     if best is None:  # the budget ran out within the first epoch
         return TrainResult(str(out), 0, 0, partial_valid, history, str(device), vectors)
     return TrainResult(str(out), len(history), best.epoch, best.valid_loss, history, str(device), vectors)
+
+
+def start_from(checkpoint: str | Path, train_pairs: Sequence[Pair], model_cfg: ModelConfig,
+               metadata: dict | None, log: Callable[[str], None]) -> tuple[QuestionGenerator, Vocab, Vocab, dict]:
+    """Adaptation: the checkpoint's model, with each vocabulary extended by the training pairs' new
+    tokens (new rows, initialised as a fresh model's; the old rows and every other weight kept), and the
+    metadata to record (the logical-form types of both). Refused: a checkpoint of another task or
+    other preprocessing, or a ``model_cfg`` other than the checkpoint's."""
+    old, old_src, old_tgt, payload = load_checkpoint(checkpoint, "cpu")
+    if not _same_model(old.cfg, model_cfg):
+        raise ValueError(f"--init-from {checkpoint}: the model's configuration comes from the checkpoint; "
+                         "leave out --model and the size options, or start from scratch")
+    metadata = dict(metadata or {})
+    for key in ("task", "preprocessing"):
+        theirs, ours = payload.get(key), metadata.get(key)
+        if theirs is not None and ours is not None and theirs != ours:
+            raise ValueError(f"--init-from {checkpoint}: it was trained with {key} {theirs!r}, these pairs "
+                             f"need {ours!r}")
+    if payload.get("lf_types") or metadata.get("lf_types"):
+        metadata["lf_types"] = sorted(set(payload.get("lf_types") or []) | set(metadata.get("lf_types") or []))
+    src_vocab = _extended(old_src, (p.src for p in train_pairs))
+    tgt_vocab = _extended(old_tgt, (p.tgt for p in train_pairs))
+    model = build_model(old.cfg.with_vocab(len(src_vocab), len(tgt_vocab)))
+    state = model.state_dict()
+    with torch.no_grad():
+        for name, value in old.state_dict().items():
+            # A vocabulary-sized dimension grew (embeddings, the output layer): the old rows come first.
+            state[name][tuple(slice(0, n) for n in value.shape)] = value
+    model.load_state_dict(state)
+    log(f"initialised from {checkpoint}: {len(src_vocab) - len(old_src)} new source and "
+        f"{len(tgt_vocab) - len(old_tgt)} new target tokens (new rows)")
+    return model, src_vocab, tgt_vocab, metadata
+
+
+def _extended(vocab: Vocab, sequences: Iterable[Sequence[str]]) -> Vocab:
+    """``vocab`` (ids unchanged) plus the tokens of ``sequences`` it lacks, most frequent first."""
+    new = Vocab.build(sequences)
+    return Vocab(vocab.itos[4:] + [t for t in new.itos[4:] if t not in vocab])
 
 
 # What may change between a run and its resumption: the epoch budget, the time budget and the

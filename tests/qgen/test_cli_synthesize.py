@@ -113,3 +113,8 @@ def test_train_and_evaluate_commands(tmp_path: Path, demo_sample: Path) -> None:
     assert immediate_repeat_share([line.split() for line in lines]) == 0, lines
     assert (tmp_path / "eval" / "plots" / "cumulative_entropy.png").exists()
     assert (tmp_path / "eval" / "plots" / "loss_curves.png").exists()
+    # adaptation: fine-tune the trained model; its sizes, not the options' defaults (hidden 512)
+    result = runner.invoke(app, ["train", str(prep / "train.parquet"), "--out", str(tmp_path / "adapted"),
+                                 "--epochs", "1", "--batch-size", "16", "--init-from", str(tmp_path / "m" / "best.pt")])
+    assert result.exit_code == 0, result.output
+    assert "fine-tuning" in result.stdout and "16 hidden" in result.stdout and "1 epochs on cpu" in result.stdout

@@ -193,3 +193,33 @@ def test_the_device_side_update_trains_as_the_host_side_one(tmp_path: Path, monk
     resumed = train(PAIRS, PAIRS[:4], FAMILIES["scratchpad"], TrainConfig(epochs=3, batch_size=5, learning_rate=1e-2),
                     tmp_path / "host", log=lambda _: None)
     assert resumed.epochs_run == 3
+
+
+def test_init_from_adapts_a_trained_model_to_new_tokens(tmp_path: Path) -> None:
+    """Adaptation: the old vocabulary and weights are kept, new tokens get new rows, and training starts ahead."""
+    from qgen.train import start_from
+
+    torch.set_num_threads(1)
+    model_cfg = FAMILIES["copynet"]
+    old_pairs, new_pairs = PAIRS[:10], PAIRS[10:]  # five cities, then five others with the same relations
+    base = dict(batch_size=10, learning_rate=1e-2, teacher_forcing=1.0, seed=3)
+    meta = {"task": "generate", "lf_types": ["sparql"], "preprocessing": {"entity_replacement": True}}
+    train(old_pairs, old_pairs[:2], model_cfg, TrainConfig(epochs=60, **base), tmp_path / "old", lambda _: None, meta)
+    old, old_src, old_tgt, _ = load_checkpoint(tmp_path / "old" / "best.pt")
+    model, src, tgt, recorded = start_from(tmp_path / "old" / "best.pt", new_pairs, model_cfg,
+                                           {**meta, "lf_types": ["sql"]}, lambda _: None)
+    assert src.itos[: len(old_src)] == old_src.itos and tgt.itos[: len(old_tgt)] == old_tgt.itos
+    assert "krakow" in src and "krakow" not in old_src and len(tgt) > len(old_tgt)
+    assert recorded["lf_types"] == ["sparql", "sql"]
+    weights, before = model.state_dict(), old.state_dict()
+    for name, value in before.items():
+        assert torch.equal(weights[name][tuple(slice(0, n) for n in value.shape)], value), name
+    adapted = train(new_pairs, new_pairs[:2], model_cfg, TrainConfig(epochs=1, init_from=str(tmp_path / "old" / "best.pt"),
+                                                                     **base), tmp_path / "adapted", lambda _: None, meta)
+    scratch = train(new_pairs, new_pairs[:2], model_cfg, TrainConfig(epochs=1, **base), tmp_path / "scratch",
+                    lambda _: None, meta)
+    assert adapted.history[0].train_loss < scratch.history[0].train_loss
+    with pytest.raises(ValueError, match="comes from the checkpoint"):
+        start_from(tmp_path / "old" / "best.pt", new_pairs, FAMILIES["coverage"], meta, lambda _: None)
+    with pytest.raises(ValueError, match="trained with task 'generate', these pairs need 'parse'"):
+        start_from(tmp_path / "old" / "best.pt", new_pairs, model_cfg, {**meta, "task": "parse"}, lambda _: None)
