@@ -17,7 +17,8 @@ held out for validation (``qgen.benchmark.wikisql_valid_ids``), reported on the 
    ``_exact`` (each round-trip rule; the report's ``low_synthetic_round_trip`` is the row of the
    default rule for SQL), ``_both`` (over-copy and the default rule), and ``full`` (the whole
    training split, the ceiling); plus ``curve_<n>`` rows, the ``both`` filter at smaller synthetic
-   sizes.
+   sizes, and ``<row>_seed<n>`` rows: a row's parser trained again with another seed (same split,
+   same synthetic set), which measures the run-to-run spread the differences must exceed.
 
 Every step keeps its output under ``work_dir`` and is skipped when it is there, so an interrupted
 run resumes; rows can be run apart (``rows``) and the report collects whatever rows have finished.
@@ -67,10 +68,16 @@ class DownstreamConfig:
         return replace(VARIANTS[name].model, hidden_size=self.hidden, embedding_dim=self.embedding,
                        num_layers=self.layers, dropout=self.dropout)
 
-    def train_config(self, epochs: int, max_tgt_len: int) -> TrainConfig:
+    def train_config(self, epochs: int, max_tgt_len: int, seed: int | None = None) -> TrainConfig:
         return TrainConfig(epochs=epochs, batch_size=self.batch_size, learning_rate=self.learning_rate,
-                           teacher_forcing=1.0, seed=self.seed, max_seconds=self.max_seconds,
-                           max_tgt_len=max_tgt_len)
+                           teacher_forcing=1.0, seed=self.seed if seed is None else seed,
+                           max_seconds=self.max_seconds, max_tgt_len=max_tgt_len)
+
+
+def seeded_row(row: str) -> tuple[str, int | None]:
+    """``"low_seed2"`` -> ``("low", 2)``: a row trained again with another parser seed; else ``(row, None)``."""
+    base, sep, seed = row.rpartition("_seed")
+    return (base, int(seed)) if sep and seed.isdigit() else (row, None)
 
 
 @dataclass
@@ -123,9 +130,10 @@ def run_downstream(prep_dir: str | Path, work_dir: str | Path, results_dir: str 
     for row in wanted:
         if (work / "rows" / row / "result.json").exists():
             continue
-        train_set = _row_training_set(row, splits, work, cfg)
+        base, seed = seeded_row(row)
+        train_set = _row_training_set(base, splits, work, cfg)
         started = time.perf_counter()
-        checkpoint = _train_once(work, row, train_set, swapped(splits.valid), cfg, "parse", timings, log)
+        checkpoint = _train_once(work, row, train_set, swapped(splits.valid), cfg, "parse", timings, log, seed=seed)
         evaluation = evaluate_parser(Parser.load(checkpoint), swapped(splits.dev), "sql", beam=cfg.eval_beam)
         result = {"row": row, "train_pairs": len(train_set), "dev_lf_em": evaluation["lf_exact_match"],
                   "dev_examples": evaluation["examples"], "seconds": round(time.perf_counter() - started, 1)}
@@ -138,7 +146,7 @@ def run_downstream(prep_dir: str | Path, work_dir: str | Path, results_dir: str 
 
 def _train_once(work: Path, name: str, train_pairs: Sequence[Pair], valid_pairs: Sequence[Pair],
                 cfg: DownstreamConfig, task: str, timings: dict, log: Callable[[str], None],
-                calibrate_on: Sequence[Pair] | None = None) -> Path:
+                calibrate_on: Sequence[Pair] | None = None, seed: int | None = None) -> Path:
     """Train the generator (``work/generator``) or a row's parser (``work/rows/<name>``) unless done."""
     from qgen.checkpoint import read_payload
     from qgen.parse import PARSE_MAX_TGT_LEN, calibrate
@@ -155,7 +163,7 @@ def _train_once(work: Path, name: str, train_pairs: Sequence[Pair], valid_pairs:
     # parser: Copynet with the extended vocabulary (values and column names come from the question).
     model_cfg = cfg.model("scratchpad_extended" if task == "generate" else "copynet_extended")
     result = train(train_pairs, valid_pairs, model_cfg,
-                   cfg.train_config(epochs, 40 if task == "generate" else PARSE_MAX_TGT_LEN), out,
+                   cfg.train_config(epochs, 40 if task == "generate" else PARSE_MAX_TGT_LEN, seed), out,
                    lambda line: log(f"[{name}] {line}"), task_metadata(task, ["sql"], True))
     if calibrate_on is not None:
         calibrate(best, calibrate_on)
@@ -294,8 +302,14 @@ def write_report(work: Path, results_dir: str | Path, cfg: DownstreamConfig, spl
     low_ids = {p.id for p in splits.low}
     real = [audit_pair("sql", r.logical_form, [], r.question or "") for r in splits.train_raw if r.id in low_ids]
     audit["low_real_questions"] = sum(a.passed for a in real) / len(real) if real else None
+    spread: dict[str, dict[str, float]] = {}  # row -> parser seed -> dev LF EM, where a row ran with several
+    for name, r in rows.items():
+        base, seed = seeded_row(name)
+        if seed is not None and base in rows:
+            spread.setdefault(base, {str(cfg.seed): rows[base]["dev_lf_em"]})[str(seed)] = r["dev_lf_em"]
     metrics = {
         "dev_lf_em": {name: r["dev_lf_em"] for name, r in rows.items()},
+        "dev_lf_em_by_parser_seed": spread,
         "synthetic_pairs": {"drawn": len(candidates), **sizes},
         "audit_pass_rate": audit,
         "train_pairs": {name: r["train_pairs"] for name, r in rows.items()},
@@ -337,6 +351,14 @@ def _readme(m: dict) -> str:
         lines.append(f"| {name} | {m['train_pairs'][name]} | {kept} | "
                      f"{'' if rate is None else f'{rate:.3f}'} | {m['epochs_run'].get(name)} | {em[name]:.4f} |")
     lines += ["", f"Audit pass rate of the low set's real questions: {audit['low_real_questions']:.3f}."]
+    if m.get("dev_lf_em_by_parser_seed"):
+        lines += ["", "Run-to-run spread: the same row's parser trained with other seeds (same split, same "
+                  "synthetic set).", "", "| row | dev LF exact match per parser seed | mean | range |",
+                  "|---|---|---:|---:|"]
+        for name, by_seed in m["dev_lf_em_by_parser_seed"].items():
+            values = list(by_seed.values())
+            shown = ", ".join(f"{seed}: {v:.4f}" for seed, v in by_seed.items())
+            lines.append(f"| {name} | {shown} | {sum(values) / len(values):.4f} | {max(values) - min(values):.4f} |")
     lines += ["", "Seconds per step: " + ", ".join(f"{k} {v}" for k, v in m["seconds"].items()), "",
               f"Reproduce: `qgen preprocess wikisql --out out/wikisql && {m['command']}` (rows may run apart "
               "with `--rows`; the report collects every finished row).", ""]

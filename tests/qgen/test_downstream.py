@@ -53,6 +53,9 @@ def test_downstream_rows_report_and_settings(tmp_path: Path) -> None:
     readme = (results / "downstream" / "wikisql" / "README.md").read_text()
     assert "| low_synthetic_both |" in readme and "| full |" in readme
     assert set(json.loads((work / "timings.json").read_text())) >= {"generator", "low", "generate", "round_trip_exact"}
+    again = run_downstream(tmp_path / "prep", work, results, TINY, FIXTURES, rows=["low_seed7"], log=lambda line: None)
+    assert set(again["dev_lf_em_by_parser_seed"]["low"]) == {"1", "7"}  # the spread of one row over parser seeds
+    assert "| low | 1: " in (results / "downstream" / "wikisql" / "README.md").read_text()
     with pytest.raises(ValueError, match="other settings"):  # never mixes two configurations in one table
         run_downstream(tmp_path / "prep", work, results, DownstreamConfig(**{**TINY.__dict__, "hidden": 32}), FIXTURES,
                        rows=["low"], log=lambda line: None)
