@@ -522,6 +522,32 @@ def score_e2e(
     typer.echo(json.dumps({k: (None if v is None else round(v, 4)) for k, v in figures.items()}))
 
 
+@score_app.command("wen")
+def score_wen(
+    outputs: Path = typer.Argument(..., help="A text file with one output per line, line i for test record i "
+                                             "(1,075 hotel, 1,039 restaurant); or lines 'act<TAB>output', the "
+                                             "act checked against the test file's."),
+    domain: str = typer.Option(..., "--domain", help="hotel or restaurant."),
+    test_file: Optional[Path] = typer.Option(None, "--test-file", help="The RNNLG test file; default "
+                                                                       "wen2015_sf/<domain>/test.json under the "
+                                                                       "datasets directory."),
+    datasets: Optional[Path] = typer.Option(None, "--datasets", help="The datasets directory (default "
+                                                                     "$QGEN_DATASETS, else ../shared/datasets)."),
+    no_java: bool = typer.Option(False, "--no-java", help="BLEU only (METEOR needs Java; printed as null)."),
+) -> None:
+    """SF Hotel / SF Restaurant (Wen et al. 2015) with the RNNLG protocol: BLEU-4 and METEOR (0-100), as JSON."""
+    from qgen.metrics.meteor import MetricUnavailableError
+    from qgen.metrics.wen import WenInputError, score_files
+
+    try:
+        figures = score_files(outputs, domain, test_file=test_file, java_metrics=not no_java, datasets=datasets)
+    except WenInputError as error:
+        fail(str(error), 2)
+    except MetricUnavailableError as error:
+        fail(f"{error}; use --no-java for BLEU only", 2)
+    typer.echo(json.dumps({k: (None if v is None else round(v, 4)) for k, v in figures.items()}))
+
+
 def run() -> None:
     """Console entry point: one-line errors unless --debug."""
     try:
