@@ -5,7 +5,7 @@ paper's: hidden 512, word vectors 300, 2 layers, dropout 0.5.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 COPY_MODES = ("none", "intersection", "extended")
@@ -62,11 +62,55 @@ class ModelConfig:
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> "ModelConfig":
-        """A dict written before a field existed gets that field's default: the model it was trained as."""
+        """A dict written before a field existed gets that field's default: the model it was trained as.
+        A dict with any of ``PartsConfig``'s fields is a ``PartsConfig``."""
+        if cls is ModelConfig and set(values) & _PARTS_FIELDS:
+            return PartsConfig(**values)
         return cls(**values)
 
     def with_vocab(self, src: int, tgt: int) -> "ModelConfig":
         return replace(self, src_vocab_size=src, tgt_vocab_size=tgt)
+
+
+# The data-to-text seeds' parts (issue 22). A subclass rather than new ModelConfig fields: ModelConfig's
+# field set is the one every checkpoint before them was written with, and stays so; a PartsConfig with
+# every field at its default builds the same model as the ModelConfig it extends.
+ENCODERS = ("bigru", "bigru_concat", "caencoder")
+DECODERS = ("skeleton", "cgru")
+LOSS_TERMS = ("attreg",)  # qgen/model/losses.py
+
+
+@dataclass(frozen=True)
+class PartsConfig(ModelConfig):
+    # bigru: the skeleton's encoder (hidden_size / 2 a direction, num_layers); bigru_concat: one layer,
+    # hidden_size a direction, annotations [fwd ; bwd] of 2 * hidden_size (dl4mt's, Zhang's baseline);
+    # caencoder: Zhang et al.'s context-aware encoder, annotations of hidden_size (qgen/model/caencoder.py)
+    encoder: str = "bigru"
+    # skeleton: qgen/model/decoder.py; cgru: dl4mt's conditional GRU with MLP attention and the readout
+    # layer (qgen/model/cgru.py); dropout then acts on the readout layer only, and num_layers is unused
+    decoder: str = "skeleton"
+    loss_terms: str = ""  # extra training loss terms from the step attentions, "+"-joined names (LOSS_TERMS)
+    init_uniform: float = 0.0  # > 0: every parameter drawn from U(-a, a) (dl4mt: 0.08); 0: torch's defaults
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name, allowed in (("encoder", ENCODERS), ("decoder", DECODERS)):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
+        unknown = [t for t in self.terms if t not in LOSS_TERMS]
+        if unknown:
+            raise ValueError(f"loss_terms must be '+'-joined names of {LOSS_TERMS}, got {self.loss_terms!r}")
+        if self.encoder != "bigru" and self.decoder != "cgru":
+            raise ValueError(f"encoder {self.encoder!r} feeds the cgru decoder only (its memory width differs)")
+        if self.decoder == "cgru" and self.copy != "none":
+            raise ValueError("the cgru decoder has no copy generator (copy must be 'none')")
+
+    @property
+    def terms(self) -> tuple[str, ...]:
+        return tuple(t for t in self.loss_terms.split("+") if t)
+
+
+_PARTS_FIELDS = {f.name for f in fields(PartsConfig)} - {f.name for f in fields(ModelConfig)}
 
 
 @dataclass(frozen=True)
@@ -133,5 +177,19 @@ VARIANTS: dict[str, Variant] = {
                                 ModelConfig(copy="intersection", coverage_dim=10, memory="scratchpad_focus"),
                                 True, True, 1),
 }
+# Seed 003 (Zhang et al. 2018, E2E): dl4mt's sizes d_w 620, d_h 1000, dropout 0.2 on the readout layer
+# only, U(-0.08, 0.08) initialisation; MLP attention; raw MR tokens (BPE units, no delexicalisation);
+# beam 10, scored without length normalisation (decode with alpha 0). The three rows of their Table 1.
+_ZHANG = dict(embedding_dim=620, hidden_size=1000, num_layers=1, dropout=0.2, attention="bahdanau",
+              decoder="cgru", init_uniform=0.08)
+VARIANTS.update({
+    # "Baseline": dl4mt's bidirectional GRU encoder (d_h a direction, annotations 2 d_h)
+    "zhang_baseline": Variant("zhang_baseline", PartsConfig(**_ZHANG, encoder="bigru_concat"), False, False, 10),
+    # "Our": the CAEncoder, Eq. 1-4 (annotations d_h)
+    "zhang_caencoder": Variant("zhang_caencoder", PartsConfig(**_ZHANG, encoder="caencoder"), False, False, 10),
+    # "Our+AttReg": + L_att (Eq. 9), weight 1
+    "zhang_caencoder_attreg": Variant("zhang_caencoder_attreg",
+                                      PartsConfig(**_ZHANG, encoder="caencoder", loss_terms="attreg"), False, False, 10),
+})
 # What a benchmark trains by default: Table 1's five rows and the extended-copy Scratchpad.
 BENCHMARK_MODELS = ("seq2seq", "seq2seq_priors", "copynet", "coverage", "scratchpad", "scratchpad_extended")

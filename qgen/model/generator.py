@@ -1,4 +1,5 @@
-"""Output layers: a softmax over the output vocabulary (seed Eq. 5) or the copy mixture (Eq. 6-11).
+"""Output layers: a softmax over the output vocabulary (seed Eq. 5), the copy mixture (Eq. 6-11), or
+dl4mt's readout layer (seed 003 Eq. 6).
 
 Copy: a separate copy attention over the (possibly rewritten) encoder states, computed from the
 post-read state, gives beta; p_gen mixes
@@ -34,6 +35,28 @@ class SoftmaxGenerator(nn.Module):
     def forward(self, state: torch.Tensor) -> torch.Tensor:
         """state (batch, h) -> log-probabilities (batch, vocab)."""
         return torch.log_softmax(_mask_specials(self.out(state).float()), dim=-1)
+
+
+class ReadoutGenerator(nn.Module):
+    """dl4mt's readout (seed 003 Eq. 6): p(y_j) = softmax(W_o dropout(tanh(W_1 s_j + W_2 E_y_j-1 + W_3 c_j + b)) + b_o).
+
+    The readout layer is ``readout_dim`` wide (dl4mt: the word embedding size) and the dropout acts
+    there only (their "final prediction layer")."""
+
+    def __init__(self, hidden_size: int, embedding_dim: int, context_dim: int, vocab_size: int,
+                 dropout: float, readout_dim: int = 0) -> None:
+        super().__init__()
+        width = readout_dim or embedding_dim
+        self.state = nn.Linear(hidden_size, width)  # W_1 (and b)
+        self.previous = nn.Linear(embedding_dim, width, bias=False)  # W_2
+        self.context = nn.Linear(context_dim, width, bias=False)  # W_3
+        self.dropout = nn.Dropout(dropout)
+        self.out = nn.Linear(width, vocab_size)  # W_o, b_o
+
+    def forward(self, state: torch.Tensor, prev_embedded: torch.Tensor, context: torch.Tensor) -> torch.Tensor:
+        """state (batch, h), prev_embedded (batch, emb), context (batch, c) -> log-probabilities (batch, vocab)."""
+        readout = torch.tanh(self.state(state) + self.previous(prev_embedded) + self.context(context))
+        return torch.log_softmax(_mask_specials(self.out(self.dropout(readout)).float()), dim=-1)
 
 
 class CopyGenerator(nn.Module):

@@ -1,7 +1,9 @@
 """The question generator: encoder + step-wise decoder, trained with teacher forcing.
 
 One skeleton for all five rows of the seed paper's Table 1; the variants differ only in the parts
-``ModelConfig`` plugs in (generator, coverage, scratchpad).
+``ModelConfig`` plugs in (generator, coverage, scratchpad). A ``PartsConfig`` swaps the encoder and
+decoder for other parts (qgen/model/zhang.py) and adds loss terms computed from the step attentions
+(qgen/model/losses.py).
 """
 from __future__ import annotations
 
@@ -12,7 +14,9 @@ from qgen.model.batch import Batch
 from qgen.model.config import ModelConfig
 from qgen.model.decoder import Decoder, State
 from qgen.model.encoder import Encoder
+from qgen.model.losses import LOSS_TERMS
 from qgen.model.vocab import BOS_ID, PAD_ID
+from qgen.model.zhang import build_decoder, build_encoder, initialise, uses_parts
 
 
 class QuestionGenerator(nn.Module):
@@ -21,8 +25,14 @@ class QuestionGenerator(nn.Module):
         if not cfg.src_vocab_size or not cfg.tgt_vocab_size:
             raise ValueError("ModelConfig needs the vocabulary sizes (use cfg.with_vocab)")
         self.cfg = cfg
-        self.encoder = Encoder(cfg)
-        self.decoder = Decoder(cfg)
+        if uses_parts(cfg):
+            self.encoder, memory_dim = build_encoder(cfg)
+            self.decoder = build_decoder(cfg, memory_dim)
+        else:
+            self.encoder = Encoder(cfg)
+            self.decoder = Decoder(cfg)
+        initialise(self, cfg)
+        self.loss_terms = [LOSS_TERMS[name] for name in getattr(cfg, "terms", ())]
 
     def start(self, batch: Batch) -> State:
         """Encode a batch and return the decoder's initial state."""
@@ -53,8 +63,13 @@ class QuestionGenerator(nn.Module):
         total = torch.zeros((), device=tgt.device)
         sequence_coin = (torch.rand(tgt.size(0), device=tgt.device, generator=generator) < teacher_forcing
                          if per_sequence and teacher_forcing < 1.0 else None)
+        # Loss terms in training only: the validation loss stays the NLL, comparable between rows.
+        terms = self.loss_terms if self.training else []
+        steps: list[dict[str, torch.Tensor]] = []
         for t in range(tgt.size(1)):
-            log_probs, state, _ = self.step(prev, state)  # (batch, extended)
+            log_probs, state, attns = self.step(prev, state)  # (batch, extended)
+            if terms:
+                steps.append(attns)
             gold = tgt[:, t]
             nll = -log_probs.gather(1, gold.clamp_max(log_probs.size(1) - 1).unsqueeze(1)).squeeze(1)
             total = total + nll.masked_fill(gold == PAD_ID, 0.0).sum()
@@ -64,6 +79,10 @@ class QuestionGenerator(nn.Module):
                 use_gold = sequence_coin if sequence_coin is not None else (
                     torch.rand(gold.shape, device=gold.device, generator=generator) < teacher_forcing)
                 prev = torch.where(use_gold, gold, log_probs.argmax(dim=1))
+        if terms:
+            stacked = {k: torch.stack([a[k] for a in steps], dim=1) for k in steps[0]}  # (batch, tgt_len, ...)
+            for term in terms:
+                total = total + term(stacked, state["src_mask"], tgt != PAD_ID)
         # The count made on the host with the batch (no device read); a batch built by hand counts here.
         return total, batch.target_tokens or int((tgt != PAD_ID).sum())
 
