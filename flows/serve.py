@@ -33,7 +33,8 @@ def deployment_parameters(checkpoint: str, out: str, from_graph: Optional[str] =
                           from_endpoint: Optional[str] = None, count: int = 1000, seed: Optional[int] = None,
                           beam: int = 4,
                           shard_size: int = 1000, dask_address: Optional[str] = None,
-                          dask_workers: int = 0, no_repeat: bool = False) -> dict[str, Any]:
+                          dask_workers: int = 0, no_repeat: bool = False,
+                          dedup_against: Optional[list[str]] = None) -> dict[str, Any]:
     """The deployment's default parameters: exactly one source, as ``qgen synthesize`` asks.
 
     Unset ones are left out (the flow's defaults apply: without ``seed``, each run's seed comes from
@@ -44,7 +45,7 @@ def deployment_parameters(checkpoint: str, out: str, from_graph: Optional[str] =
     params = {"checkpoint": checkpoint, "out": out, "from_graph": from_graph, "from_tables": from_tables or None,
               "from_file": from_file, "from_endpoint": from_endpoint, "count": count, "seed": seed, "beam": beam,
               "shard_size": shard_size, "dask_address": dask_address, "dask_workers": dask_workers,
-              "no_repeat": True if no_repeat else None}
+              "no_repeat": True if no_repeat else None, "dedup_against": dedup_against or None}
     return {k: v for k, v in params.items() if v is not None}
 
 

@@ -59,7 +59,8 @@ def synthesize_shards_flow(checkpoint: str, out: str, from_file: Optional[str] =
                            max_repeated_ngrams: int = 0, min_score: Optional[float] = None,
                            data_dir: Optional[str] = None, submit: bool = False,
                            in_flight: int = 32, no_repeat: bool = False,
-                           round_trip: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+                           round_trip: Optional[dict[str, Any]] = None,
+                           dedup_against: Optional[list[str]] = None) -> dict[str, Any]:
     """The corpus run itself, on whatever task runner the caller gave this flow."""
     from qgen.synth.filter import FilterThresholds
     from qgen.synth.round_trip import RoundTripOptions
@@ -69,6 +70,10 @@ def synthesize_shards_flow(checkpoint: str, out: str, from_file: Optional[str] =
     logger = get_run_logger()
     source = open_source(from_file, from_graph, from_endpoint, list(from_tables or []), substitute_from, count, seed,
                          max_answers, data_dir=data_dir)
+    if dedup_against:
+        from qgen.synth.dedup import skip_known
+
+        source = skip_known(source, dedup_against, out)
     thresholds = FilterThresholds(max_overcopy=max_overcopy, max_repeated_ngrams=max_repeated_ngrams,
                                   min_score=min_score)
     return synthesize_from_source(source, checkpoint, out, beam=beam, shard_size=shard_size, thresholds=thresholds,
@@ -87,7 +92,8 @@ def synthesize_flow(checkpoint: str, out: str = "qgen-out/corpus", from_file: Op
                     dask_workers: int = 0, in_flight: int = 32, no_repeat: bool = False,
                     parser: Optional[str] = None, round_trip: bool = True,
                     round_trip_rules: Optional[dict[str, str]] = None, round_trip_k: int = 1,
-                    round_trip_threshold: Optional[float] = None) -> dict[str, Any]:
+                    round_trip_threshold: Optional[float] = None,
+                    dedup_against: Optional[list[str]] = None) -> dict[str, Any]:
     """Write a (logical form, question) corpus to ``out``; returns its manifest.
 
     Exactly one of ``from_file``, ``from_graph`` (optionally with ``substitute_from``),
@@ -101,6 +107,8 @@ def synthesize_flow(checkpoint: str, out: str = "qgen-out/corpus", from_file: Op
     ``no_repeat``: decode with no word right after itself.
     ``parser``: the round-trip filter's parser (default: ``../parser/best.pt`` beside the checkpoint's
     folder, where the train flows put it); ``round_trip=False`` turns the filter off.
+    ``dedup_against``: corpora, or folders of corpora (earlier scheduled runs), whose logical forms this
+    run leaves out (``qgen.synth.dedup``).
     """
     from qgen.synth.round_trip import default_parser
 
@@ -113,7 +121,8 @@ def synthesize_flow(checkpoint: str, out: str = "qgen-out/corpus", from_file: Op
     shards = synthesize_shards_flow if runner is None else synthesize_shards_flow.with_options(task_runner=runner)
     manifest = shards(checkpoint, out, from_file, from_graph, from_endpoint, from_tables, substitute_from, count,
                       seed, max_answers, beam, shard_size, max_overcopy, max_repeated_ngrams, min_score, data_dir,
-                      submit=runner is not None, in_flight=in_flight, no_repeat=no_repeat, round_trip=trip)
+                      submit=runner is not None, in_flight=in_flight, no_repeat=no_repeat, round_trip=trip,
+                      dedup_against=dedup_against)
     source_file = Path(out) / "source.json"
     source = json.loads(source_file.read_text()) if source_file.is_file() else None
     publish(f"qgen-synthesize-{Path(out).name}", corpus_markdown(manifest, source, sample_pairs(out), Path(out)),

@@ -390,6 +390,9 @@ def synthesize(
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=1,
                                              help="Source tokens per generation batch (logical forms x longest "
                                                   "one); default: what fits the device."),
+    dedup_against: List[Path] = typer.Option([], "--dedup-against", help="Leave out logical forms that these "
+                                                                          "corpora (or folders of corpora) hold "
+                                                                          "(repeatable)."),
     round_trip_threshold: List[str] = typer.Option([], "--round-trip-threshold",
                                                    help="RULE=FLOOR (repeatable) for the score rule (mean log p) or the "
                                                         "token rule (least probable token's log p); default: the "
@@ -418,6 +421,13 @@ def synthesize(
 
     source = open_source(from_file, str(from_graph) if from_graph else None, from_endpoint,
                          [str(p) for p in from_tables], substitute_from, count, seed, max_answers, data_dir=data_dir)
+    if dedup_against:
+        from qgen.synth.dedup import skip_known
+
+        try:
+            source = skip_known(source, [str(p) for p in dedup_against], out)
+        except ValueError as err:
+            fail(str(err), 2)
     thresholds = FilterThresholds(max_overcopy=max_overcopy, max_repeated_ngrams=max_repeated_ngrams,
                                   min_score=min_score)
     from qgen.progress import progress_bar
@@ -471,6 +481,9 @@ def serve(
     work_pool: Optional[str] = typer.Option(None, "--work-pool", help="Register for this work pool's workers "
                                                                       "instead of serving here."),
     no_repeat: bool = typer.Option(False, "--no-repeat", help=option_help.NO_REPEAT),
+    dedup_against: List[Path] = typer.Option([], "--dedup-against", help="Each run leaves out logical forms "
+                                                                          "these corpora hold (a folder of "
+                                                                          "corpora: the earlier runs')."),
 ) -> None:
     """Serve the synthesize flow as a scheduled deployment (qgen-synthesize/NAME) until stopped."""
     from flows.serve import deploy_to_work_pool, deployment_parameters, serve_synthesis
@@ -480,7 +493,8 @@ def serve(
                                    [str(p.resolve()) for p in from_tables],
                                    str(Path(from_file).resolve()) if from_file and Path(from_file).exists() else from_file,
                                    from_endpoint, count, seed,
-                                   beam, shard_size, dask_address, dask_workers, no_repeat=no_repeat)
+                                   beam, shard_size, dask_address, dask_workers, no_repeat=no_repeat,
+                                   dedup_against=[str(p.resolve()) for p in dedup_against])
     when = f"cron '{cron}'{f' ({timezone})' if timezone else ''}"
     if work_pool:
         deployment_id = deploy_to_work_pool(params, work_pool, cron=cron, name=name, timezone=timezone)

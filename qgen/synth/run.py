@@ -41,4 +41,6 @@ def synthesize_from_source(source: Source, checkpoint: str | Path, out_dir: str 
         write_file(card, card.read_text() + "\n".join(lines) + "\n")
     if described["sampler_stats"]:
         log("sampler: " + ", ".join(f"{k}={v}" for k, v in described["sampler_stats"].items()))
+    if "left_out_as_known" in source.options:  # qgen.synth.dedup
+        log(f"left out {source.options['left_out_as_known']} logical forms that earlier corpora hold")
     return manifest

@@ -43,6 +43,30 @@ def test_synthesize_writes_a_loadable_accounted_corpus(source: list[str], checkp
     assert "## Source" in (out / "README.md").read_text()
 
 
+def test_dedup_against_leaves_out_what_earlier_corpora_hold(checkpoint: Path, tmp_path: Path) -> None:
+    keep_all = ["--max-overcopy", "100", "--max-repeated-ngrams", "100", "--no-round-trip"]
+    source = ["--from-tables", str(FIXTURES / "lighthouses.csv"), "--count", "12", "--seed", "4", "--beam", "2"]
+    first = runner.invoke(app, ["synthesize", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "runs" / "a"),
+                                *source, *keep_all])
+    assert first.exit_code == 0, first.output
+    held = json.loads((tmp_path / "runs" / "a" / "manifest.json").read_text())["counts"]
+    assert held["pairs"] > 0
+    again = runner.invoke(app, ["synthesize", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "runs" / "b"),
+                                *source, *keep_all, "--dedup-against", str(tmp_path / "runs")])
+    assert again.exit_code == 0, again.output
+    counts = json.loads((tmp_path / "runs" / "b" / "manifest.json").read_text())["counts"]
+    options = json.loads((tmp_path / "runs" / "b" / "source.json").read_text())["options"]
+    assert options["left_out_as_known"] == held["pairs"] and options["dedup_against"] == [str(tmp_path / "runs" / "a")]
+    assert counts["inputs"] == held["inputs"] - held["pairs"] == counts["pairs"] + counts["rejects"]
+    assert f"left out {held['pairs']} logical forms" in again.stdout
+    known = set(pd.read_parquet(tmp_path / "runs" / "a" / "pairs")["logical_form"])
+    if counts["pairs"]:
+        assert not known & set(pd.read_parquet(tmp_path / "runs" / "b" / "pairs")["logical_form"])
+    bad = runner.invoke(app, ["synthesize", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "c"), *source,
+                              "--dedup-against", str(tmp_path / "nowhere")])
+    assert bad.exit_code == 2 and "not a corpus folder" in bad.stderr
+
+
 def test_synthesize_needs_exactly_one_source(checkpoint: Path, tmp_path: Path) -> None:
     result = runner.invoke(app, ["synthesize", "--checkpoint", str(checkpoint), "--out", str(tmp_path)])
     assert result.exit_code != 0 and "exactly one" in str(result.exception)
