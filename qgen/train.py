@@ -42,12 +42,15 @@ class TrainConfig:
     glove_path: str | None = None
     max_seconds: float | None = None  # stop after the step that spends it (0: evaluate a resumed run)
     init_from: str | None = None  # a checkpoint to fine-tune (adaptation): its model, its vocabularies extended
+    lr_decay: float = 1.0  # epoch e trains at learning_rate * lr_decay ** (e - 1) (seed 003: 0.5, halved every epoch)
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.teacher_forcing <= 1.0:
             raise ValueError(f"teacher_forcing must be in [0, 1], got {self.teacher_forcing}")
         if self.seed < 0:
             raise ValueError(f"seed must be 0 or more, got {self.seed}")
+        if not 0.0 < self.lr_decay <= 1.0:
+            raise ValueError(f"lr_decay must be in (0, 1], got {self.lr_decay}")
         if self.teacher_forcing_per not in ("step", "sequence"):
             raise ValueError(f"teacher_forcing_per must be 'step' or 'sequence', got {self.teacher_forcing_per!r}")
         if self.teacher_forcing in (0.0, 1.0):  # the coin always falls the same way: the grain is moot,
@@ -164,6 +167,9 @@ def train(train_pairs: Sequence[Pair], valid_pairs: Sequence[Pair], model_cfg: M
             log(f"stopping before epoch {epoch}: time budget of {cfg.max_seconds:.0f} s spent (resumable)")
             break
         resumed = EpochProgress(**stopped_in) if stopped_in and stopped_in["epoch"] == epoch else None
+        if cfg.lr_decay != 1.0:  # set from the epoch number, so a resumed run trains at the same rate
+            for group in optimizer.param_groups:
+                group["lr"] = cfg.learning_rate * cfg.lr_decay ** (epoch - 1)
         stopped_in = None
         stats = run_epoch(model, optimizer, train_pairs, valid_pairs, src_vocab, tgt_vocab, cfg, epoch, device,
                           deadline=deadline, resume=resumed, log=log)

@@ -145,3 +145,16 @@ def test_tiny_attreg_row_overfits_through_the_training_loop(tmp_path: Path) -> N
     batch = make_batch([p.src for p in PAIRS], None, src_vocab, tgt_vocab, "none")
     decoded = [tgt_vocab.decode(r[0].ids) for r in beam_search(model, batch, beam=3, max_len=20, alpha=0.0)]
     assert decoded == [p.tgt for p in PAIRS]
+
+
+def test_learning_rate_halves_every_epoch_and_resumes_so(tmp_path: Path) -> None:
+    """Seed 003's schedule (lr_decay 0.5): epoch e trains at lr / 2^(e-1), a resumed run as well."""
+    model_cfg = tiny("zhang_caencoder")
+    base = dict(batch_size=8, learning_rate=1e-2, teacher_forcing=1.0, lr_decay=0.5)
+    train(PAIRS, PAIRS[:2], model_cfg, TrainConfig(epochs=2, **base), tmp_path, log=lambda _: None)
+    first = torch.load(tmp_path / "last.pt", weights_only=True)["optimizer"]["param_groups"][0]["lr"]
+    train(PAIRS, PAIRS[:2], model_cfg, TrainConfig(epochs=3, **base), tmp_path, log=lambda _: None)
+    then = torch.load(tmp_path / "last.pt", weights_only=True)["optimizer"]["param_groups"][0]["lr"]
+    assert (first, then) == (pytest.approx(5e-3), pytest.approx(2.5e-3))
+    with pytest.raises(ValueError):
+        TrainConfig(lr_decay=0.0)

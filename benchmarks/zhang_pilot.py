@@ -1,0 +1,135 @@
+"""A CPU pilot of seed 003 (Zhang et al.): the three rows of their Table 1 at toy size, end to end.
+
+    python benchmarks/zhang_pilot.py --train-size 2000 --hidden 128 --embedding 64 --epochs 2 [--no-java]
+
+Data as the paper prepared it (qgen.datasets.e2e_bpe: Moses tokens, 1000 joint BPE merges learnt on
+the whole E2E train split); ``--train-size`` rows of train drawn at random (seed) for training, 500
+dev rows for the validation loss (best.pt). Each row (zhang_baseline, zhang_caencoder,
+zhang_caencoder_attreg) is its registry configuration with the sizes shrunk, trained by qgen.train
+(Adam, learning rate halved every epoch, teacher forcing 1, clip 5, batch 80), and decodes every dev MR with beam 10 and no length
+normalisation (alpha 0); outputs lose "@@ " and are scored against the dev references by the official
+metrics (qgen.metrics.e2e_official). It prints the figures and writes them, with the command, to
+benchmarks/results/e2e-zhang/experiments/pilot.json and the outputs beside it (pilot/<row>.tsv).
+
+A pilot, not the paper's table: a twentieth of the data, toy sizes, few epochs and selection on
+validation NLL (the paper: dev BLEU).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shlex
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+import torch  # noqa: E402
+
+from qgen.checkpoint import load_checkpoint  # noqa: E402
+from qgen.datasets import e2e_bpe  # noqa: E402
+from qgen.decode import beam_search  # noqa: E402
+from qgen.metrics import e2e_official  # noqa: E402
+from qgen.model import VARIANTS, make_batch  # noqa: E402
+from qgen.model.vocab import EOS  # noqa: E402
+from qgen.train import TrainConfig, train  # noqa: E402
+from qgen.version import code_version  # noqa: E402
+
+ROWS = ("zhang_baseline", "zhang_caencoder", "zhang_caencoder_attreg")
+OUT = REPO / "benchmarks" / "results" / "e2e-zhang" / "experiments"
+
+
+def decode_dev(checkpoint: Path, mrs: list[str], segment: e2e_bpe.Segmenter, beam: int, max_len: int,
+               batch_size: int = 50) -> list[str]:
+    """One output per dev MR: beam search, raw log-probability (alpha 0), "@@ " removed."""
+    model, src_vocab, tgt_vocab, _ = load_checkpoint(checkpoint)
+    sources = [segment(e2e_bpe.moses_tokens(e2e_bpe.flatten_mr(mr))) + [EOS] for mr in mrs]
+    outputs = []
+    for start in range(0, len(sources), batch_size):
+        batch = make_batch(sources[start:start + batch_size], None, src_vocab, tgt_vocab, "none")
+        for row in beam_search(model, batch, beam=beam, max_len=max_len, alpha=0.0):
+            outputs.append(e2e_bpe.remove_bpe(tgt_vocab.decode(row[0].ids)))
+    return outputs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", default=str(REPO.parent / "shared" / "datasets" / "e2e"))
+    parser.add_argument("--train-size", type=int, default=2000)
+    parser.add_argument("--hidden", type=int, default=128)
+    parser.add_argument("--embedding", type=int, default=64)
+    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--batch-size", type=int, default=80)
+    parser.add_argument("--lr", type=float, default=5e-4, help="Adam's learning rate (the paper's 5e-4)")
+    parser.add_argument("--lr-decay", type=float, default=0.5, help="per-epoch factor (the paper halves it: 0.5)")
+    parser.add_argument("--beam", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--rows", nargs="+", default=list(ROWS), choices=ROWS)
+    parser.add_argument("--no-java", action="store_true", help="BLEU and NIST only (METEOR, ROUGE_L, CIDEr need Java)")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--out", default=str(OUT))
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    started = time.perf_counter()
+
+    train_rows = e2e_bpe.read_split(args.data, "train")
+    codes = e2e_bpe.codes_for(train_rows)  # on the whole train split, as the full runs will
+    segment = e2e_bpe.Segmenter(codes)
+    subset = random.Random(args.seed).sample(train_rows, min(args.train_size, len(train_rows)))
+    train_pairs = e2e_bpe.to_pairs(subset, segment, e2e_bpe.MAX_TOKENS)
+    dev_rows = e2e_bpe.read_split(args.data, "dev")
+    valid_pairs = e2e_bpe.to_pairs(random.Random(args.seed).sample(dev_rows, 500), segment)
+    references = e2e_official.read_references(Path(args.data) / "devset.csv")
+    prepared = time.perf_counter() - started
+    print(f"data: {len(train_pairs)} train pairs, {len(valid_pairs)} validation pairs, "
+          f"{len(references.mrs)} dev MRs ({prepared:.0f} s)", flush=True)
+
+    out = Path(args.out)
+    (out / "pilot").mkdir(parents=True, exist_ok=True)
+    train_cfg = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.lr,
+                            lr_decay=args.lr_decay, teacher_forcing=1.0, clip_norm=5.0, seed=args.seed, device="cpu",
+                            max_src_len=200, max_tgt_len=e2e_bpe.MAX_TOKENS)
+    results = {}
+    for name in args.rows:
+        row_started = time.perf_counter()
+        model_cfg = replace(VARIANTS[name].model, hidden_size=args.hidden, embedding_dim=args.embedding)
+        with tempfile.TemporaryDirectory() as run_dir:
+            run = train(train_pairs, valid_pairs, model_cfg, train_cfg, run_dir, log=lambda line: print(f"  {name}: {line}"))
+            trained = time.perf_counter() - row_started
+            outputs = decode_dev(Path(run_dir) / "best.pt", list(references.mrs), segment, args.beam,
+                                 e2e_bpe.MAX_TOKENS)
+        decoded = time.perf_counter() - row_started - trained
+        (out / "pilot" / f"{name}.tsv").write_text(
+            "MR\toutput\n" + "".join(f"{mr}\t{text}\n" for mr, text in zip(references.mrs, outputs)))
+        figures = e2e_official.score(outputs, references.references, java_metrics=not args.no_java)
+        results[name] = {"figures": figures, "best_epoch": run.best_epoch, "valid_nll": run.best_valid_loss,
+                         "train_seconds": round(trained, 1), "decode_seconds": round(decoded, 1),
+                         "model": model_cfg.as_dict()}
+        shown = "  ".join(f"{k} {v:.4f}" for k, v in figures.items() if v is not None)
+        print(f"{name}: {shown}  (valid NLL {run.best_valid_loss:.3f}; train {trained:.0f} s, decode {decoded:.0f} s)",
+              flush=True)
+
+    command = "python benchmarks/zhang_pilot.py " + shlex.join(sys.argv[1:])
+    report = {
+        "what": "PILOT, not the paper's Table 1: toy sizes, a train subset, few epochs, "
+                "selection on validation NLL; dev set (547 MRs), beam search without length normalisation",
+        "command": command, "commit": code_version(), "device": "cpu", "threads": args.threads,
+        "train_pairs": len(train_pairs), "validation_pairs": len(valid_pairs), "dev_mrs": len(references.mrs),
+        "epochs": args.epochs, "batch_size": args.batch_size, "learning_rate": args.lr, "lr_decay": args.lr_decay,
+        "beam": args.beam,
+        "length_normalisation": "none (alpha 0)", "seed": args.seed, "bpe_merges": e2e_bpe.MERGES,
+        "seconds": round(time.perf_counter() - started, 1), "rows": results,
+        "paper_dev": {"zhang_baseline": {"BLEU": 0.6925, "NIST": 8.4781}, "zhang_caencoder": {"BLEU": 0.7157, "NIST": 8.6367},
+                      "zhang_caencoder_attreg": {"BLEU": 0.7409, "NIST": 8.7964}},
+    }
+    (out / "pilot.json").write_text(json.dumps(report, indent=2) + "\n")
+    print(f"{command}\nwrote {out / 'pilot.json'} ({report['seconds']:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
