@@ -6,6 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
+from qgen.checkpoint import file_checksum
 from qgen.data import holdout
 from qgen.model import VARIANTS, ModelConfig
 from qgen.parse import PARSE_MAX_TGT_LEN, calibrate, lf_types_of, read_task_pairs, task_metadata
@@ -32,6 +33,9 @@ def train_on_examples(examples: str | Path, out_dir: str | Path, model: ModelCon
         cfg = replace(cfg, max_tgt_len=PARSE_MAX_TGT_LEN)
     train_pairs, valid_pairs = holdout(pairs, valid_fraction, seed=cfg.seed)
     metadata = task_metadata(task, lf_types_of(examples), entity_replacement)
+    # What a corpus card names the model by, beside its checksum (qgen.synth.card.model_facts).
+    metadata["training_data"] = (f"{Path(examples).name} (sha256 {file_checksum(examples)[:12]}): "
+                                 f"{len(train_pairs)} pairs, {len(valid_pairs)} held out for validation")
     result = train(train_pairs, valid_pairs, model_cfg, cfg, out_dir, log, metadata)
     if task == "parse":
         calibration = calibrate(Path(result.out_dir) / "best.pt", valid_pairs or train_pairs)

@@ -127,6 +127,10 @@ def test_train_and_evaluate_commands(tmp_path: Path, demo_sample: Path) -> None:
                                  "--hidden", "16", "--embedding", "8", "--batch-size", "16", "--model", "copynet"])
     assert result.exit_code == 0, result.output
     assert "2 epochs on cpu" in result.stdout and (tmp_path / "m" / "best.pt").exists()
+    from qgen.checkpoint import read_payload
+
+    # the model's card names its training data beside its checksum
+    assert read_payload(tmp_path / "m" / "best.pt")["training_data"].startswith("train.parquet (sha256 ")
     result = runner.invoke(app, ["evaluate", str(prep / "train.parquet"), "--checkpoint", str(tmp_path / "m" / "best.pt"),
                                  "--out", str(tmp_path / "eval"), "--beam", "2", "--plots", "--no-repeat"])
     assert result.exit_code == 0, result.output
