@@ -384,7 +384,7 @@ def synthesize(
     no_round_trip: bool = typer.Option(False, "--no-round-trip", help="No round-trip filter, even with a parser."),
     round_trip_rule: List[str] = typer.Option([], "--round-trip-rule", help="TYPE=RULE (repeatable), RULE exact, "
                                                                              "score or token; default sparql=token, "
-                                                                             "sql=score."),
+                                                                             "sql=exact."),
     round_trip_k: int = typer.Option(1, "--round-trip-k", help="Rule exact: a match among the K best parses."),
     device: str = typer.Option("auto", "--device", help=option_help.DEVICE),
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=1,
