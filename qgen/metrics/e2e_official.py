@@ -195,7 +195,7 @@ def bleu(outputs: Sequence[str], references: Sequence[Sequence[str]]) -> float:
     """Corpus BLEU-4 in 0-1 as mteval-v13a computes it (case-insensitive, 13a tokens)."""
     from sacrebleu.metrics import BLEU
 
-    _check_corpus(outputs, references)
+    check_corpus(outputs, references)
     # force=True only silences sacrebleu's "tokenized period" warning on stderr; the score is the same.
     scorer = BLEU(tokenize="13a", lowercase=True, force=True)
     return scorer.corpus_score(list(outputs), reference_streams(references)).score / 100.0
@@ -253,7 +253,7 @@ def nist_tokens(
     NIST) gives 8.5923 / 8.0041, and total reference words over the number of padded reference
     streams gives no penalty at all (8.6095 / 8.7169).
     """
-    _check_corpus(outputs, references)
+    check_corpus(outputs, references)
     info = nist_information(references, order)
     matched_info = [0.0] * (order + 1)
     output_ngrams = [0] * (order + 1)
@@ -281,7 +281,7 @@ def nist_tokens(
 
 def nist(outputs: Sequence[str], references: Sequence[Sequence[str]], order: int = NIST_ORDER) -> float:
     """Corpus NIST-5 of output strings against reference strings, over lowercased 13a tokens."""
-    _check_corpus(outputs, references)
+    check_corpus(outputs, references)
     return nist_tokens([tokenize_13a(o) for o in outputs],
                        [[tokenize_13a(r) for r in group] for group in references], order)
 
@@ -326,7 +326,7 @@ def coco_scores(outputs: Sequence[str], references: Sequence[Sequence[str]], jav
     from pycocoevalcap.cider.cider import Cider
     from pycocoevalcap.rouge.rouge import Rouge
 
-    _check_corpus(outputs, references)
+    check_corpus(outputs, references)
     check_meteor_available(java)
     # Two tokenizer runs, references then outputs, as COCOEvalCap does.
     flat = ptb_tokenize([r for group in references for r in group], java)
@@ -348,14 +348,16 @@ def coco_scores(outputs: Sequence[str], references: Sequence[Sequence[str]], jav
 # All five
 
 
-def _check_corpus(outputs: Sequence[object], references: Sequence[Sequence[object]]) -> None:
+def check_corpus(outputs: Sequence[object], references: Sequence[Sequence[object]], unit: str = "instance") -> None:
+    """One reference group (at least one reference) per output, and at least one output (``unit``
+    names an output in the message: an E2E instance, a Wen test record)."""
     if len(outputs) != len(references):
         raise ValueError(f"{len(outputs)} outputs but {len(references)} reference groups")
     if not outputs:
         raise ValueError("empty corpus: nothing to score")
     for index, group in enumerate(references):
         if len(group) == 0:
-            raise ValueError(f"instance {index} has no reference")
+            raise ValueError(f"{unit} {index} has no reference")
 
 
 def score(
@@ -365,7 +367,7 @@ def score(
 
     ``java_metrics=False`` skips METEOR, ROUGE_L and CIDEr (None), which need Java.
     """
-    _check_corpus(outputs, references)
+    check_corpus(outputs, references)
     figures: dict[str, float | None] = {"BLEU": bleu(outputs, references), "NIST": nist(outputs, references)}
     coco = coco_scores(outputs, references, java) if java_metrics else dict.fromkeys(JAVA_METRICS)
     figures.update(coco)

@@ -478,13 +478,9 @@ def meteor(
 
 
 def _check_corpus(outputs: Sequence[object], references: Sequence[Sequence[object]]) -> None:
-    if len(outputs) != len(references):
-        raise ValueError(f"{len(outputs)} outputs but {len(references)} reference sets")
-    if not outputs:
-        raise ValueError("empty corpus: nothing to score")
-    for index, group in enumerate(references):
-        if len(group) == 0:
-            raise ValueError(f"record {index} has no reference")
+    from qgen.metrics.e2e_official import check_corpus
+
+    check_corpus(outputs, references, unit="record")
 
 
 def score(
