@@ -129,12 +129,7 @@ def read_outputs(path: str | Path, references: E2EReferences | None = None) -> l
     whitespace runs ignored), so outputs cannot be scored against another MR's references.
     """
     path = Path(path)
-    if not path.is_file():
-        raise E2EInputError(f"{path}: outputs file not found")
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise E2EInputError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+    text = read_outputs_text(path, E2EInputError)
     rows: list[tuple[int, str, str]] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -346,6 +341,16 @@ def coco_scores(outputs: Sequence[str], references: Sequence[Sequence[str]], jav
 
 # ---------------------------------------------------------------------------------------------
 # All five
+
+
+def read_outputs_text(path: Path, error: type[ValueError]) -> str:
+    """A system-outputs file's text (UTF-8, a BOM dropped); ``error`` names the file and the problem."""
+    if not path.is_file():
+        raise error(f"{path}: outputs file not found")
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise error(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
 
 
 def check_corpus(outputs: Sequence[object], references: Sequence[Sequence[object]], unit: str = "instance") -> None:

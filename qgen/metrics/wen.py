@@ -374,14 +374,10 @@ def read_outputs(path: str | Path, test: WenTestSet) -> list[str]:
     line; any other empty line is an empty output. The number of lines must equal the number of
     test records (1,075 hotel, 1,039 restaurant).
     """
+    from qgen.metrics.e2e_official import read_outputs_text
+
     path = Path(path)
-    if not path.is_file():
-        raise WenInputError(f"{path}: outputs file not found")
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise WenInputError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
-    lines = text.split("\n")
+    lines = read_outputs_text(path, WenInputError).split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     lines = [line[:-1] if line.endswith("\r") else line for line in lines]
