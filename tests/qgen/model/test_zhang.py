@@ -158,3 +158,25 @@ def test_learning_rate_halves_every_epoch_and_resumes_so(tmp_path: Path) -> None
     assert (first, then) == (pytest.approx(5e-3), pytest.approx(2.5e-3))
     with pytest.raises(ValueError):
         TrainConfig(lr_decay=0.0)
+
+
+def test_two_seed_ensemble_averages_probabilities_per_step() -> None:
+    from qgen.model.ensemble import Ensemble
+
+    src, tgt = Vocab.build(p.src for p in PAIRS), Vocab.build(p.tgt for p in PAIRS)
+    batch = make_batch([p.src for p in PAIRS], None, src, tgt, "none")
+    members = []
+    for seed in (1, 2):
+        torch.manual_seed(seed)
+        members.append(build_model(tiny("zhang_caencoder_attreg")).eval())
+    ensemble = Ensemble(members).eval()
+    prev = torch.full((len(PAIRS),), 1)
+    with torch.no_grad():
+        mixed, _, _ = ensemble.step(prev, ensemble.start(batch))
+        one, _, _ = members[0].step(prev, members[0].start(batch))
+        two, _, _ = members[1].step(prev, members[1].start(batch))
+    torch.testing.assert_close(mixed.exp(), (one.exp() + two.exp()) / 2)
+    alone = Ensemble(members[:1]).eval()  # one member: the model itself, through beam search too
+    assert [r[0].ids for r in beam_search(alone, batch, beam=3, max_len=8, alpha=0.0)] == \
+        [r[0].ids for r in beam_search(members[0], batch, beam=3, max_len=8, alpha=0.0)]
+    assert all(len(r) == 2 for r in beam_search(ensemble, batch, beam=3, max_len=8, alpha=0.0, num_return=2))
