@@ -189,7 +189,8 @@ VARIANTS.update({
     "zhang_caencoder": Variant("zhang_caencoder", PartsConfig(**_ZHANG, encoder="caencoder"), False, False, 10),
     # "Our+AttReg": + L_att (Eq. 9), weight 1
     "zhang_caencoder_attreg": Variant("zhang_caencoder_attreg",
-                                      PartsConfig(**_ZHANG, encoder="caencoder", loss_terms="attreg"), False, False, 10),
+                                      PartsConfig(**_ZHANG, encoder="caencoder", loss_terms="attreg"),
+                                      False, False, 10),
 })
 # What a benchmark trains by default: Table 1's five rows and the extended-copy Scratchpad.
 BENCHMARK_MODELS = ("seq2seq", "seq2seq_priors", "copynet", "coverage", "scratchpad", "scratchpad_extended")

@@ -16,7 +16,8 @@ _FLOOR = 1e-12  # log of a position that got no attention at all stays finite
 LossTerm = Callable[[dict[str, torch.Tensor], torch.Tensor, torch.Tensor], torch.Tensor]
 
 
-def attention_regulariser(attns: dict[str, torch.Tensor], src_mask: torch.Tensor, tgt_mask: torch.Tensor) -> torch.Tensor:
+def attention_regulariser(attns: dict[str, torch.Tensor], src_mask: torch.Tensor,
+                          tgt_mask: torch.Tensor) -> torch.Tensor:
     """Seed 003 Eq. 9: L_att = -sum_i log sum_j alpha_ji, per sentence, summed over the batch.
 
     sum_j alpha_ji is the attention source position i receives over the real target steps j; i runs

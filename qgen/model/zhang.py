@@ -17,7 +17,15 @@ Choices where the spec leaves room (each a comment where it is made):
 - dropout (0.2) acts on the readout layer only: the encoders here get none;
 - the source's appended EOS comes from the data (qgen.datasets.e2e_bpe appends "</s>"), not the model;
 - validation loss is the NLL alone: the loss terms are added in training mode only, so the three
-  rows' validation figures compare.
+  rows' validation figures compare;
+- L_att is summed per sentence like the NLL and both are divided by the batch's target tokens (the
+  training loop's normalisation; the paper averages per sentence): the same relative weight, 1;
+- one vocabulary per side, as the training loop builds them, not dl4mt's joint one: with separate
+  embedding tables the only difference is the output layer's rows for units never seen in a target
+  (E2E train: 1,064 joint types, 1,059 target types);
+- U(-0.08, 0.08) is the paper's and trains at large sizes (310/500 on 1,000 E2E pairs: validation NLL
+  3.29 after 50 updates), but at toy sizes (32/64) it stays near the unigram NLL (4.5) for 400 updates
+  where torch's defaults reach 2.5: pilots use init_uniform 0.
 """
 from __future__ import annotations
 
