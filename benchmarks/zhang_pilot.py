@@ -11,6 +11,13 @@ normalisation (alpha 0); outputs lose "@@ " and are scored against the dev refer
 metrics (qgen.metrics.e2e_official). It prints the figures and writes them, with the command, to
 benchmarks/results/e2e-zhang/experiments/pilot.json and the outputs beside it (pilot/<row>.tsv).
 
+The full rows on a CUDA machine (about 33M parameters, 526 updates an epoch), once per seed (1, 2),
+each writing dev.json and dev/<row>.tsv under --out and keeping best_bleu.pt under --runs:
+
+    python benchmarks/zhang_pilot.py --train-size 0 --hidden 1000 --embedding 620 --epochs 5 \
+        --batch-size 80 --lr 5e-4 --lr-decay 0.5 --select bleu --device cuda --seed 1 \
+        --runs out/zhang --out benchmarks/results/e2e-zhang/seed1
+
 A pilot, not the paper's table: a twentieth of the data, toy sizes, few epochs and selection on
 validation NLL (the paper: dev BLEU).
 """
@@ -20,6 +27,7 @@ import argparse
 import json
 import random
 import shlex
+import shutil
 import sys
 import tempfile
 import time
@@ -37,7 +45,7 @@ from qgen.decode import beam_search  # noqa: E402
 from qgen.metrics import e2e_official  # noqa: E402
 from qgen.model import VARIANTS, make_batch  # noqa: E402
 from qgen.model.vocab import EOS  # noqa: E402
-from qgen.train import TrainConfig, train  # noqa: E402
+from qgen.train import TrainConfig, resolve_device, train  # noqa: E402
 from qgen.version import code_version  # noqa: E402
 
 ROWS = ("zhang_baseline", "zhang_caencoder", "zhang_caencoder_attreg")
@@ -57,21 +65,58 @@ def decode_dev(checkpoint: Path, mrs: list[str], segment: e2e_bpe.Segmenter, bea
     return outputs
 
 
+def run_row(name: str, model_cfg, train_cfg: TrainConfig, train_pairs, valid_pairs, references,
+            segment: e2e_bpe.Segmenter, args: argparse.Namespace, run_dir: Path) -> dict:
+    """Train one row; with ``--select bleu`` epoch by epoch (a run resumed with more epochs continues
+    it), decoding dev after each and keeping the epoch of the best dev BLEU (the paper's selection;
+    its checkpoint is copied to best_bleu.pt);
+    with ``--select nll`` once, decoding best.pt (lowest validation NLL)."""
+    log = lambda line: print(f"  {name}: {line}", flush=True)  # noqa: E731
+    train_s = decode_s = 0.0
+    best: dict = {}
+    epochs = range(1, train_cfg.epochs + 1) if args.select == "bleu" else [train_cfg.epochs]
+    for epoch in epochs:
+        began = time.perf_counter()
+        run = train(train_pairs, valid_pairs, model_cfg, replace(train_cfg, epochs=epoch), run_dir, log=log)
+        train_s += time.perf_counter() - began
+        began = time.perf_counter()
+        checkpoint = run_dir / ("last.pt" if args.select == "bleu" else "best.pt")
+        outputs = decode_dev(checkpoint, list(references.mrs), segment, args.beam, e2e_bpe.MAX_TOKENS)
+        bleu = e2e_official.bleu(outputs, references.references)
+        decode_s += time.perf_counter() - began
+        selected = epoch if args.select == "bleu" else run.best_epoch
+        log(f"dev BLEU {bleu:.4f} (epoch {selected})")
+        if not best or bleu > best["bleu"]:
+            if args.select == "bleu":  # the selected model, kept for test decoding and the ensemble
+                shutil.copyfile(checkpoint, run_dir / "best_bleu.pt")
+            best = {"bleu": bleu, "outputs": outputs, "selected_epoch": selected, "valid_nll": run.history[selected - 1].valid_loss}
+    figures = e2e_official.score(best["outputs"], references.references, java_metrics=not args.no_java)
+    return {"figures": figures, "selected_epoch": best["selected_epoch"], "selected_on": args.select,
+            "valid_nll": best["valid_nll"], "outputs": best["outputs"], "train_seconds": round(train_s, 1),
+            "decode_seconds": round(decode_s, 1)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", default=str(REPO.parent / "shared" / "datasets" / "e2e"))
-    parser.add_argument("--train-size", type=int, default=2000)
+    parser.add_argument("--train-size", type=int, default=2000, help="train rows drawn at random; 0 = all")
     parser.add_argument("--hidden", type=int, default=128)
     parser.add_argument("--embedding", type=int, default=64)
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=80)
     parser.add_argument("--lr", type=float, default=5e-4, help="Adam's learning rate (the paper's 5e-4)")
     parser.add_argument("--lr-decay", type=float, default=0.5, help="per-epoch factor (the paper halves it: 0.5)")
+    parser.add_argument("--init-uniform", type=float, default=None,
+                        help="U(-a, a) initialisation (default: the row's, 0.08); 0 = torch's defaults")
     parser.add_argument("--beam", type=int, default=10)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--rows", nargs="+", default=list(ROWS), choices=ROWS)
     parser.add_argument("--no-java", action="store_true", help="BLEU and NIST only (METEOR, ROUGE_L, CIDEr need Java)")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--device", default="cpu", help="cpu, cuda or auto")
+    parser.add_argument("--select", choices=("nll", "bleu"), default="nll",
+                        help="model selection: validation NLL (best.pt) or dev BLEU after every epoch (the paper's)")
+    parser.add_argument("--runs", default="", help="keep the checkpoints here (resumable); default: a temporary folder")
     parser.add_argument("--out", default=str(OUT))
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -80,7 +125,8 @@ def main() -> None:
     train_rows = e2e_bpe.read_split(args.data, "train")
     codes = e2e_bpe.codes_for(train_rows)  # on the whole train split, as the full runs will
     segment = e2e_bpe.Segmenter(codes)
-    subset = random.Random(args.seed).sample(train_rows, min(args.train_size, len(train_rows)))
+    size = args.train_size or len(train_rows)  # 0: the whole train split
+    subset = train_rows if size >= len(train_rows) else random.Random(args.seed).sample(train_rows, size)
     train_pairs = e2e_bpe.to_pairs(subset, segment, e2e_bpe.MAX_TOKENS)
     dev_rows = e2e_bpe.read_split(args.data, "dev")
     valid_pairs = e2e_bpe.to_pairs(random.Random(args.seed).sample(dev_rows, 500), segment)
@@ -90,35 +136,34 @@ def main() -> None:
           f"{len(references.mrs)} dev MRs ({prepared:.0f} s)", flush=True)
 
     out = Path(args.out)
-    (out / "pilot").mkdir(parents=True, exist_ok=True)
+    full = (size >= len(train_rows) and (args.hidden, args.embedding) == (1000, 620) and args.epochs >= 5
+            and args.init_uniform in (None, 0.08))
+    label = "dev" if full else "pilot"  # a full-size run's figures are not filed as a pilot's
+    (out / label).mkdir(parents=True, exist_ok=True)
     train_cfg = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.lr,
-                            lr_decay=args.lr_decay, teacher_forcing=1.0, clip_norm=5.0, seed=args.seed, device="cpu",
-                            max_src_len=200, max_tgt_len=e2e_bpe.MAX_TOKENS)
+                            lr_decay=args.lr_decay, teacher_forcing=1.0, clip_norm=5.0, seed=args.seed,
+                            device=args.device, max_src_len=200, max_tgt_len=e2e_bpe.MAX_TOKENS)
     results = {}
     for name in args.rows:
-        row_started = time.perf_counter()
         model_cfg = replace(VARIANTS[name].model, hidden_size=args.hidden, embedding_dim=args.embedding)
-        with tempfile.TemporaryDirectory() as run_dir:
-            run = train(train_pairs, valid_pairs, model_cfg, train_cfg, run_dir, log=lambda line: print(f"  {name}: {line}"))
-            trained = time.perf_counter() - row_started
-            outputs = decode_dev(Path(run_dir) / "best.pt", list(references.mrs), segment, args.beam,
-                                 e2e_bpe.MAX_TOKENS)
-        decoded = time.perf_counter() - row_started - trained
-        (out / "pilot" / f"{name}.tsv").write_text(
-            "MR\toutput\n" + "".join(f"{mr}\t{text}\n" for mr, text in zip(references.mrs, outputs)))
-        figures = e2e_official.score(outputs, references.references, java_metrics=not args.no_java)
-        results[name] = {"figures": figures, "best_epoch": run.best_epoch, "valid_nll": run.best_valid_loss,
-                         "train_seconds": round(trained, 1), "decode_seconds": round(decoded, 1),
-                         "model": model_cfg.as_dict()}
-        shown = "  ".join(f"{k} {v:.4f}" for k, v in figures.items() if v is not None)
-        print(f"{name}: {shown}  (valid NLL {run.best_valid_loss:.3f}; train {trained:.0f} s, decode {decoded:.0f} s)",
-              flush=True)
+        if args.init_uniform is not None:
+            model_cfg = replace(model_cfg, init_uniform=args.init_uniform)
+        with tempfile.TemporaryDirectory() as scratch:
+            run_dir = Path(args.runs) / f"{name}_seed{args.seed}" if args.runs else Path(scratch)
+            result = run_row(name, model_cfg, train_cfg, train_pairs, valid_pairs, references, segment, args, run_dir)
+        (out / label / f"{name}.tsv").write_text(
+            "MR\toutput\n" + "".join(f"{mr}\t{text}\n" for mr, text in zip(references.mrs, result.pop("outputs"))))
+        results[name] = {**result, "model": model_cfg.as_dict()}
+        shown = "  ".join(f"{k} {v:.4f}" for k, v in result["figures"].items() if v is not None)
+        print(f"{name}: {shown}  (epoch {result['selected_epoch']}; train {result['train_seconds']:.0f} s, "
+              f"decode {result['decode_seconds']:.0f} s)", flush=True)
 
     command = "python benchmarks/zhang_pilot.py " + shlex.join(sys.argv[1:])
     report = {
-        "what": "PILOT, not the paper's Table 1: toy sizes, a train subset, few epochs, "
-                "selection on validation NLL; dev set (547 MRs), beam search without length normalisation",
-        "command": command, "commit": code_version(), "device": "cpu", "threads": args.threads,
+        "what": ("full size, whole train split; " if full else "PILOT, not the paper's Table 1: toy sizes or a train "
+                 "subset, few epochs; ") + f"selection on {'dev BLEU' if args.select == 'bleu' else 'validation NLL'}; "
+                "dev set (547 MRs), beam search without length normalisation, single models (no ensemble)",
+        "command": command, "commit": code_version(), "device": str(resolve_device(args.device)), "threads": args.threads,
         "train_pairs": len(train_pairs), "validation_pairs": len(valid_pairs), "dev_mrs": len(references.mrs),
         "epochs": args.epochs, "batch_size": args.batch_size, "learning_rate": args.lr, "lr_decay": args.lr_decay,
         "beam": args.beam,
@@ -127,8 +172,8 @@ def main() -> None:
         "paper_dev": {"zhang_baseline": {"BLEU": 0.6925, "NIST": 8.4781}, "zhang_caencoder": {"BLEU": 0.7157, "NIST": 8.6367},
                       "zhang_caencoder_attreg": {"BLEU": 0.7409, "NIST": 8.7964}},
     }
-    (out / "pilot.json").write_text(json.dumps(report, indent=2) + "\n")
-    print(f"{command}\nwrote {out / 'pilot.json'} ({report['seconds']:.0f} s)")
+    (out / f"{label}.json").write_text(json.dumps(report, indent=2) + "\n")
+    print(f"{command}\nwrote {out / f'{label}.json'} ({report['seconds']:.0f} s)")
 
 
 if __name__ == "__main__":
