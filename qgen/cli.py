@@ -12,6 +12,7 @@ from typing import List, Optional
 import typer
 
 from qgen import option_help
+from qgen.run_config import config_option
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="qgen: turn logical forms (SPARQL, SQL) into natural-language questions.")
@@ -144,6 +145,7 @@ def train(
     layers: int = typer.Option(2, "--layers", help="GRU layers (the paper: 2)."),
     dropout: float = typer.Option(0.5, "--dropout", help="Dropout between GRU layers (the paper: 0.5)."),
     device: str = typer.Option("auto", "--device", help=option_help.DEVICE),
+    config: Optional[Path] = config_option(),
     init_from: Optional[Path] = typer.Option(None, "--init-from", help="Fine-tune this checkpoint on EXAMPLES "
                                                                      "(adaptation): its model and sizes, its "
                                                                      "vocabularies extended with the new tokens."),
@@ -390,6 +392,7 @@ def synthesize(
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=1,
                                              help="Source tokens per generation batch (logical forms x longest "
                                                   "one); default: what fits the device."),
+    config: Optional[Path] = config_option(),
     dedup_against: List[Path] = typer.Option([], "--dedup-against", help="Leave out logical forms that these "
                                                                           "corpora (or folders of corpora) hold "
                                                                           "(repeatable)."),

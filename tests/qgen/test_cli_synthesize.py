@@ -146,3 +146,21 @@ def test_train_and_evaluate_commands(tmp_path: Path, demo_sample: Path) -> None:
                                  "--epochs", "1", "--batch-size", "16", "--init-from", str(tmp_path / "m" / "best.pt")])
     assert result.exit_code == 0, result.output
     assert "fine-tuning" in result.stdout and "16 hidden" in result.stdout and "1 epochs on cpu" in result.stdout
+
+
+def test_config_file_gives_options_and_the_command_line_wins(tmp_path: Path, demo_sample: Path) -> None:
+    from qgen.checkpoint import read_payload
+
+    prep = tmp_path / "prep"
+    assert runner.invoke(app, ["preprocess", str(demo_sample), "--out", str(prep), "--workers", "1"]).exit_code == 0
+    config = tmp_path / "run.yaml"
+    config.write_text("epochs: 3\nhidden: 16\nembedding: 8\nlayers: 1\nbatch-size: 16\nlearning_rate: 3e-3\n")
+    result = runner.invoke(app, ["train", str(prep / "train.parquet"), "--out", str(tmp_path / "m"),
+                                 "--config", str(config), "--epochs", "1"])
+    assert result.exit_code == 0, result.output
+    payload = read_payload(tmp_path / "m" / "best.pt")
+    assert (payload["config"]["hidden_size"], payload["config"]["num_layers"]) == (16, 1)  # from the file
+    assert payload["train_config"]["epochs"] == 1 and payload["train_config"]["learning_rate"] == 3e-3
+    config.write_text("epoch: 3\n")
+    bad = runner.invoke(app, ["train", str(prep / "train.parquet"), "--config", str(config)])
+    assert bad.exit_code == 2 and "'epoch' is not an option of this command" in " ".join(bad.output.split())
