@@ -18,6 +18,10 @@ each writing dev.json and dev/<row>.tsv under --out and keeping best_bleu.pt und
         --batch-size 80 --lr 5e-4 --lr-decay 0.5 --select bleu --device cuda --seed 1 \
         --runs out/zhang --out benchmarks/results/e2e-zhang/seed1
 
+then the test rows, each row's two seeds decoded as one ensemble: ``python benchmarks/zhang_test.py
+--runs out/zhang --seeds 1,2`` (note: ``--train-size`` below the whole split draws another subset per
+seed, whose vocabularies differ; such models cannot be ensembled).
+
 A pilot, not the paper's table: a twentieth of the data, toy sizes, few epochs and selection on
 validation NLL (the paper: dev BLEU).
 """
@@ -56,10 +60,17 @@ def decode_dev(checkpoint: Path, mrs: list[str], segment: e2e_bpe.Segmenter, bea
                batch_size: int = 50) -> list[str]:
     """One output per dev MR: beam search, raw log-probability (alpha 0), "@@ " removed."""
     model, src_vocab, tgt_vocab, _ = load_checkpoint(checkpoint)
+    return decode_mrs(model, src_vocab, tgt_vocab, mrs, segment, beam, max_len, batch_size)
+
+
+def decode_mrs(model, src_vocab, tgt_vocab, mrs: list[str], segment: e2e_bpe.Segmenter, beam: int, max_len: int,
+               batch_size: int = 50) -> list[str]:
+    """One output per MR from a loaded model (or an ``Ensemble``): beam search, alpha 0, "@@ " removed."""
+    device = next(model.parameters()).device
     sources = [segment(e2e_bpe.moses_tokens(e2e_bpe.flatten_mr(mr))) + [EOS] for mr in mrs]
     outputs = []
     for start in range(0, len(sources), batch_size):
-        batch = make_batch(sources[start:start + batch_size], None, src_vocab, tgt_vocab, "none")
+        batch = make_batch(sources[start:start + batch_size], None, src_vocab, tgt_vocab, "none").to(device)
         for row in beam_search(model, batch, beam=beam, max_len=max_len, alpha=0.0):
             outputs.append(e2e_bpe.remove_bpe(tgt_vocab.decode(row[0].ids)))
     return outputs
