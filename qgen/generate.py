@@ -8,7 +8,7 @@ without a type gets the ``--lf-type`` given, else the one its text shows (``pars
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterator, Mapping, Sequence
 
@@ -29,6 +29,7 @@ class GenerateInput:
     lf_type: str
     names: dict[str, str] = field(default_factory=dict)
     error: str | None = None
+    where: str = ""  # "line N: " before a tokenizer error, for an input read from a line
 
 
 def read_generate_inputs(lf: str | None, path: str | Path | None, lf_type: str = "auto",
@@ -45,14 +46,20 @@ def read_generate_inputs(lf: str | None, path: str | Path | None, lf_type: str =
 
     inputs = []
     for line in read_logical_form_lines(path):
-        ident = f"line-{line.number}"
-        if line.error is not None:
-            inputs.append(GenerateInput(ident, line.text, lf_type, error=str(line.error)))
-        elif line.text.lstrip().startswith("{"):
-            inputs.append(_from_record(parse_line(line.text, ident, lf_type, "input", line.number, "line")))
+        if line.error is None and line.text.lstrip().startswith("{"):
+            inputs.append(_from_record(parse_line(line.text, f"line-{line.number}", lf_type, "input", line.number,
+                                                  "line")))
         else:
-            inputs.append(_plain(ident, line.text, lf_type, f"line {line.number}: "))
+            inputs.append(_from_line(line, lf_type))
     return inputs
+
+
+def _from_line(line: TextLine, lf_type: str) -> GenerateInput:
+    """A text line's logical form (its read error, if any), its type told from the text under ``auto``."""
+    where = f"line {line.number}: "
+    if line.error is not None:
+        return GenerateInput(f"line-{line.number}", line.text, lf_type, error=str(line.error))
+    return replace(_plain(f"line-{line.number}", line.text, lf_type, where), where=where)
 
 
 def _plain(ident: str, text: str, lf_type: str, where: str = "") -> GenerateInput:
@@ -67,7 +74,9 @@ def _plain(ident: str, text: str, lf_type: str, where: str = "") -> GenerateInpu
 
 
 def _from_record(record) -> GenerateInput:
-    return GenerateInput(record.id, record.logical_form, record.lf_type, dict(record.names), record.load_error)
+    """A file record; one without an id (``line-N``) is named by its line in errors, as a text line is."""
+    where = f"{record.id.replace('-', ' ')}: " if record.id.startswith("line-") else ""
+    return GenerateInput(record.id, record.logical_form, record.lf_type, dict(record.names), record.load_error, where)
 
 
 def read_logical_form_lines(path: str | Path | None = None) -> list[TextLine]:
@@ -100,11 +109,10 @@ def generate_questions(inputs: Sequence[str | TextLine | GenerateInput], checkpo
         if item.error is not None:
             parsed.append(item.error)
             continue
-        where = f"{item.id.replace('-', ' ')}: " if item.id.startswith("line-") else ""
         try:
             parsed.append(tokenize_lf(item.lf, item.lf_type, names={**item.names, **(names or {})}).tokens)
         except LogicalFormError as err:
-            parsed.append(f"{where}{err}")
+            parsed.append(f"{item.where}{err}")
     good = [i for i, p in enumerate(parsed) if isinstance(p, list)]
     answers: dict[int, list[tuple[str, float]]] = {}
     by_length = sorted(((i, parsed[i]) for i in good), key=lambda item: (len(item[1]), item[0]))
@@ -126,7 +134,5 @@ def _as_input(item: str | TextLine | GenerateInput, number: int, lf_type: str) -
     if isinstance(item, GenerateInput):
         return item
     if isinstance(item, TextLine):
-        if item.error is not None:
-            return GenerateInput(f"line-{item.number}", item.text, lf_type, error=str(item.error))
-        return GenerateInput(f"line-{item.number}", item.text, lf_type)
+        return _from_line(item, lf_type)
     return GenerateInput(str(number), item, lf_type)

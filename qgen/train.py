@@ -131,8 +131,10 @@ def train(train_pairs: Sequence[Pair], valid_pairs: Sequence[Pair], model_cfg: M
     device = resolve_device(cfg.device)
     torch.manual_seed(cfg.seed)
     resume = out / "last.pt"
+    stopped_in = None  # an epoch the time budget cut short, to finish first
     if resume.exists():
         model, src_vocab, tgt_vocab, payload = load_checkpoint(resume, device)
+        stopped_in = payload.get("partial")
         if not _same_run(payload["train_config"], asdict(cfg)) or not _same_model(model.cfg, model_cfg):
             raise ValueError(f"{resume} was written with another configuration; use another --out or delete it")
         optimizer = make_optimizer(model, cfg, device)
@@ -158,7 +160,6 @@ def train(train_pairs: Sequence[Pair], valid_pairs: Sequence[Pair], model_cfg: M
         optimizer = make_optimizer(model, cfg, device)
         start_epoch, history = 0, []
     best = min(history, key=lambda h: h.valid_loss) if history else None
-    stopped_in = payload.get("partial") if resume.exists() else None  # an epoch the budget cut short
     partial_valid = math.nan
     started = time.perf_counter()
     deadline = None if cfg.max_seconds is None else started + cfg.max_seconds

@@ -27,7 +27,7 @@ def known_logical_forms(folders: Sequence[str | Path], own: str | Path | None = 
     corpora: list[str] = []
     for folder in map(Path, folders):
         found = [folder] if (folder / "pairs").is_dir() else sorted(p for p in folder.glob("*") if (p / "pairs").is_dir())
-        if not folder.is_dir() or (not found and not (folder / "pairs").is_dir()):
+        if not found:
             raise ValueError(f"--dedup-against {folder}: not a corpus folder (with pairs/) nor a folder of them")
         for corpus in found:
             if own_folder is not None and corpus.resolve() == own_folder:

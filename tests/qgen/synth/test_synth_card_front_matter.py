@@ -4,24 +4,17 @@ each configuration with its own schema when ``datasets`` is installed (issue 21)
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
-import torch
 
-from test_synth_corpus import RELATIONS, TRAIN_NAMES, read_inputs, sparql, toy_input
+from test_synth_corpus import read_inputs, train_toy_generator, write_toy_inputs
 
-from parsers import tokenize_lf
-from parsers.tokens import nl_tokens
-from qgen.data import Pair
-from qgen.model import ModelConfig
 from qgen.synth import synthesize
 from qgen.synth.card import size_category, write_card
 from qgen.synth.schema import PAIR_SCHEMA, REJECT_SCHEMA
-from qgen.train import TrainConfig, train
 
 yaml = pytest.importorskip("yaml")
 
@@ -33,18 +26,10 @@ N_INPUTS = 60  # three shards; the toy inputs at 4, 13, 27, 41, 54 are rejects o
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small corpus from a tiny generator trained as test_synth_corpus's (fewer epochs: its
     questions need not be good, only some pairs and some rejects)."""
-    torch.set_num_threads(1)
     root = tmp_path_factory.mktemp("card")
-    pairs = [Pair(f"{n}-{r}", tokenize_lf(sparql(i, r), "sparql", names={f"m.0{i:04d}": n}).tokens,
-                  nl_tokens(q.format(n)), n) for i, n in enumerate(TRAIN_NAMES) for r, q in RELATIONS]
-    cfg = ModelConfig(embedding_dim=16, hidden_size=32, num_layers=1, dropout=0.0, copy="extended",
-                      coverage_dim=10, memory="scratchpad")
-    train(pairs, pairs[:4], cfg, TrainConfig(epochs=30, batch_size=20, learning_rate=1e-2, teacher_forcing=1.0,
-                                             seed=3), root / "model", log=lambda _: None,
-          metadata={"task": "generate", "lf_types": ["sparql"]})
-    inputs = root / "inputs.jsonl"
-    inputs.write_text("".join(json.dumps(asdict(toy_input(i))) + "\n" for i in range(N_INPUTS)))
-    synthesize(read_inputs(inputs), root / "model" / "best.pt", root / "corpus", **RUN, log=lambda _: None)
+    checkpoint = train_toy_generator(root / "model", epochs=30, metadata={"task": "generate", "lf_types": ["sparql"]})
+    inputs = write_toy_inputs(root / "inputs.jsonl", N_INPUTS)
+    synthesize(read_inputs(inputs), checkpoint, root / "corpus", **RUN, log=lambda _: None)
     return root / "corpus"
 
 

@@ -63,19 +63,29 @@ def read_inputs(path: Path) -> list[RawExample]:
     return [RawExample(**json.loads(line)) for line in path.read_text().splitlines()]
 
 
-@pytest.fixture(scope="module")
-def setup(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """A tiny Copy + Scratchpad (extended) checkpoint, the inputs as JSON Lines, one uninterrupted run."""
+def train_toy_generator(out: Path, epochs: int, metadata: dict | None = None) -> Path:
+    """A tiny Copy + Scratchpad (extended) generator on the toy pairs; its best.pt."""
     torch.set_num_threads(1)
-    root = tmp_path_factory.mktemp("synth")
     pairs = [Pair(f"{n}-{r}", tokenize_lf(sparql(i, r), "sparql", names={f"m.0{i:04d}": n}).tokens,
                   nl_tokens(q.format(n)), n) for i, n in enumerate(TRAIN_NAMES) for r, q in RELATIONS]
     cfg = ModelConfig(embedding_dim=16, hidden_size=32, num_layers=1, dropout=0.0, copy="extended",
                       coverage_dim=10, memory="scratchpad")
-    train(pairs, pairs[:4], cfg, TrainConfig(epochs=80, batch_size=20, learning_rate=1e-2, teacher_forcing=1.0,
-                                             seed=3), root / "model", log=lambda _: None)
-    inputs = root / "inputs.jsonl"
-    inputs.write_text("".join(json.dumps(asdict(toy_input(i))) + "\n" for i in range(N_INPUTS)))
+    train(pairs, pairs[:4], cfg, TrainConfig(epochs=epochs, batch_size=20, learning_rate=1e-2, teacher_forcing=1.0,
+                                             seed=3), out, log=lambda _: None, metadata=metadata)
+    return out / "best.pt"
+
+
+def write_toy_inputs(path: Path, count: int) -> Path:
+    path.write_text("".join(json.dumps(asdict(toy_input(i))) + "\n" for i in range(count)))
+    return path
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A tiny Copy + Scratchpad (extended) checkpoint, the inputs as JSON Lines, one uninterrupted run."""
+    root = tmp_path_factory.mktemp("synth")
+    train_toy_generator(root / "model", epochs=80)
+    inputs = write_toy_inputs(root / "inputs.jsonl", N_INPUTS)
     synthesize(read_inputs(inputs), root / "model" / "best.pt", root / "straight", **RUN, log=lambda _: None)
     return {"root": root, "checkpoint": root / "model" / "best.pt", "inputs": inputs, "straight": root / "straight"}
 
