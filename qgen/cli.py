@@ -343,6 +343,8 @@ def downstream(
     hidden: int = typer.Option(256, "--hidden"),
     max_seconds: Optional[float] = typer.Option(1500.0, "--max-seconds", help="Time budget per training run."),
     seed: int = typer.Option(1, "--seed"),
+    parser_header: bool = typer.Option(True, "--parser-header/--question-only",
+                                       help="The parser reads the question followed by its table's header, or the question alone."),
 ) -> None:
     """Downstream benchmark: a parser trained on a tenth of WikiSQL, with and without a filtered qgen corpus."""
     from qgen.downstream import DownstreamConfig, run_downstream
@@ -352,7 +354,8 @@ def downstream(
     try:
         cfg = DownstreamConfig(low_fraction=low_fraction, synthetic=synthetic,
                                curve=tuple(int(n) for n in curve.split(",") if n.strip()), seed=seed, hidden=hidden,
-                               parser_epochs=parser_epochs, generator_epochs=generator_epochs, max_seconds=max_seconds)
+                               parser_epochs=parser_epochs, generator_epochs=generator_epochs, max_seconds=max_seconds,
+                               parser_header=parser_header)
     except ValueError as error:
         fail(str(error), 2)
     metrics = run_downstream(prep, work_dir, results, cfg, data_dir, rows.split(",") if rows else None, log=typer.echo)

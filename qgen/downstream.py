@@ -20,6 +20,10 @@ held out for validation (``qgen.benchmark.wikisql_valid_ids``), reported on the 
    sizes, and ``<row>_seed<n>`` rows: a row's parser trained again with another seed (same split,
    same synthetic set), which measures the run-to-run spread the differences must exceed.
 
+Every parser reads the question followed by its table's header (``qgen.table_context``), unless
+``parser_header`` is off: dev tables are not training tables, and a parser that sees the question
+alone can only guess their column names.
+
 Every step keeps its output under ``work_dir`` and is skipped when it is there, so an interrupted
 run resumes; rows can be run apart (``rows``) and the report collects whatever rows have finished.
 """
@@ -34,7 +38,7 @@ from typing import Callable, Sequence
 
 from qgen.data import Pair
 from qgen.model import VARIANTS, ModelConfig
-from qgen.parse import Parser, evaluate_parser, swapped, task_metadata
+from qgen.parse import Parser, evaluate_parser, task_metadata
 from qgen.train import TrainConfig, train
 from qgen.version import code_version
 
@@ -63,6 +67,7 @@ class DownstreamConfig:
     max_seconds: float | None = 1500.0  # per training run (resumable)
     generator_beam: int = 4
     eval_beam: int = 1
+    parser_header: bool = True  # the parser reads question + table header (qgen.table_context)
 
     def model(self, name: str) -> ModelConfig:
         return replace(VARIANTS[name].model, hidden_size=self.hidden, embedding_dim=self.embedding,
@@ -87,6 +92,18 @@ class Splits:
     valid: list
     dev: list
     train_raw: list = field(default_factory=list)  # WikiSQL RawExamples of the training split
+    headers: dict = field(default_factory=dict)  # example id -> its table's header (parser_header only)
+
+    def parser_pairs(self, pairs: Sequence[Pair]) -> list[Pair]:
+        """LF -> question pairs as the parser reads them: question (+ header) -> LF."""
+        return [parser_pair(p, self.headers.get(p.id) if self.headers else None) for p in pairs]
+
+
+def parser_pair(pair: Pair, header: Sequence[str] | None) -> Pair:
+    """One LF -> question pair in the parser's direction, its question followed by ``header`` if given."""
+    from qgen.table_context import with_header
+
+    return Pair(pair.id, pair.tgt if header is None else with_header(pair.tgt, header), pair.src, pair.group)
 
 
 def load_splits(prep_dir: Path, cfg: DownstreamConfig, data_dir: Path | None) -> Splits:
@@ -99,7 +116,16 @@ def load_splits(prep_dir: Path, cfg: DownstreamConfig, data_dir: Path | None) ->
     low = sorted(order[: round(cfg.low_fraction * len(order))], key=lambda p: p.id)
     train_ids = {p.id for p in train_pairs}
     raw = [r for r in load_dataset("wikisql", data_dir, "test") if r.id in train_ids]
-    return Splits(low, train_pairs, valid_pairs, dev_pairs, raw)
+    headers = {}
+    if cfg.parser_header:
+        from qgen.table_context import wikisql_headers_by_id
+
+        headers = wikisql_headers_by_id(data_dir)
+        missing = [p.id for p in (*train_pairs, *valid_pairs, *dev_pairs) if p.id not in headers]
+        if missing:
+            raise ValueError(f"{len(missing)} WikiSQL examples have no table header (first: {missing[0]}); "
+                             "run with parser_header off")
+    return Splits(low, train_pairs, valid_pairs, dev_pairs, raw, headers)
 
 
 def run_downstream(prep_dir: str | Path, work_dir: str | Path, results_dir: str | Path,
@@ -124,8 +150,8 @@ def run_downstream(prep_dir: str | Path, work_dir: str | Path, results_dir: str 
     if needs_synthetic:
         generator = _train_once(work, "generator", splits.low, splits.valid, cfg, "generate", timings, log)
         # The round-trip parser is the ``low`` row's parser: trained on the same labels, calibrated on valid.
-        parser = _train_once(work, "low", swapped(splits.low), swapped(splits.valid), cfg, "parse", timings, log,
-                             calibrate_on=swapped(splits.valid))
+        parser = _train_once(work, "low", splits.parser_pairs(splits.low), splits.parser_pairs(splits.valid), cfg,
+                             "parse", timings, log, calibrate_on=splits.parser_pairs(splits.valid))
         _synthesize(work, splits, generator, parser, cfg, timings, log, data_dir)
     for row in wanted:
         if (work / "rows" / row / "result.json").exists():
@@ -133,8 +159,9 @@ def run_downstream(prep_dir: str | Path, work_dir: str | Path, results_dir: str 
         base, seed = seeded_row(row)
         train_set = _row_training_set(base, splits, work, cfg)
         started = time.perf_counter()
-        checkpoint = _train_once(work, row, train_set, swapped(splits.valid), cfg, "parse", timings, log, seed=seed)
-        evaluation = evaluate_parser(Parser.load(checkpoint), swapped(splits.dev), "sql", beam=cfg.eval_beam)
+        checkpoint = _train_once(work, row, train_set, splits.parser_pairs(splits.valid), cfg, "parse", timings, log,
+                                 seed=seed)
+        evaluation = evaluate_parser(Parser.load(checkpoint), splits.parser_pairs(splits.dev), "sql", beam=cfg.eval_beam)
         result = {"row": row, "train_pairs": len(train_set), "dev_lf_em": evaluation["lf_exact_match"],
                   "dev_examples": evaluation["examples"], "seconds": round(time.perf_counter() - started, 1)}
         _write_json(work / "rows" / row / "result.json", result)
@@ -150,6 +177,7 @@ def _train_once(work: Path, name: str, train_pairs: Sequence[Pair], valid_pairs:
     """Train the generator (``work/generator``) or a row's parser (``work/rows/<name>``) unless done."""
     from qgen.checkpoint import read_payload
     from qgen.parse import PARSE_MAX_TGT_LEN, calibrate
+    from qgen.table_context import TABLE_HEADER
 
     out = work / "generator" if task == "generate" else work / "rows" / name
     best = out / "best.pt"
@@ -164,7 +192,8 @@ def _train_once(work: Path, name: str, train_pairs: Sequence[Pair], valid_pairs:
     model_cfg = cfg.model("scratchpad_extended" if task == "generate" else "copynet_extended")
     result = train(train_pairs, valid_pairs, model_cfg,
                    cfg.train_config(epochs, 40 if task == "generate" else PARSE_MAX_TGT_LEN, seed), out,
-                   lambda line: log(f"[{name}] {line}"), task_metadata(task, ["sql"], True))
+                   lambda line: log(f"[{name}] {line}"),
+                   task_metadata(task, ["sql"], True, TABLE_HEADER if task == "parse" and cfg.parser_header else None))
     if calibrate_on is not None:
         calibrate(best, calibrate_on)
     timings[name] = round(time.perf_counter() - started, 1)
@@ -208,8 +237,10 @@ def _synthesize(work: Path, splits: Splits, generator: Path, parser: Path, cfg: 
     pairs = [r for r in results if isinstance(r, PairRow)]
     timings["generate"] = round(time.perf_counter() - started, 1)
     overcopy = OverCopyFilter()
+    header_of = {r.id: pool.headers[json.loads(r.raw)["table_id"]] for r in records}
     candidates = [{"id": p.id, "logical_form": p.logical_form, "lf_tokens": p.lf_tokens, "question": p.question,
-                   "score": p.score, "overcopy_keep": overcopy.judge_pair(p).keep} for p in pairs]
+                   "header": header_of[p.id], "score": p.score, "overcopy_keep": overcopy.judge_pair(p).keep}
+                  for p in pairs]
     _judge(candidates, parser, timings)
     _write_json(work / "sampler.json", {"stats": asdict(stats), "drawn_kept": len(records),
                                         "generated": len(pairs), "generation_rejects": len(results) - len(pairs)})
@@ -222,7 +253,9 @@ def _judge(candidates: list[dict], parser: Path, timings: dict) -> None:
     """Each round-trip rule's verdict on every candidate (in place), timed per rule."""
     from qgen.synth.round_trip import RoundTripFilter
 
-    questions, lfs = [c["question"].split() for c in candidates], [c["lf_tokens"] for c in candidates]
+    reads_header = Parser.load(parser).input_context is not None
+    questions = [_parser_question(c, reads_header) for c in candidates]
+    lfs = [c["lf_tokens"] for c in candidates]
     for rule in ("score", "token", "exact"):
         started = time.perf_counter()
         verdicts = RoundTripFilter(parser, rules={"sql": rule}).judge("sql", questions, lfs)
@@ -233,6 +266,14 @@ def _judge(candidates: list[dict], parser: Path, timings: dict) -> None:
                 c["parse"] = v.parse
     for c in candidates:
         c["judged_by"] = JUDGED_BY
+
+
+def _parser_question(candidate: dict, reads_header: bool) -> list[str]:
+    """A synthetic candidate's question as the parser reads it."""
+    from qgen.table_context import with_header
+
+    question = candidate["question"].split()
+    return with_header(question, candidate["header"]) if reads_header else question
 
 
 def _write_lines(path: Path, rows: list[dict]) -> None:
@@ -262,16 +303,17 @@ CURVE_FILTER = "low_synthetic_both"  # the filter the curve rows use
 
 def _row_training_set(row: str, splits: Splits, work: Path, cfg: DownstreamConfig) -> list[Pair]:
     if row == "low":
-        return swapped(splits.low)
+        return splits.parser_pairs(splits.low)
     if row == "full":
-        return swapped(splits.train)
+        return splits.parser_pairs(splits.train)
     candidates = [json.loads(line) for line in (work / "synthetic.jsonl").read_text().splitlines()]
     if row.startswith("curve_"):
         candidates, keep = candidates[: int(row.split("_")[1])], KEEP[CURVE_FILTER]
     else:
         keep = KEEP[row]
-    synthetic = [Pair(c["id"], c["question"].split(), c["lf_tokens"], c["id"]) for c in candidates if keep(c)]
-    return swapped(splits.low) + synthetic
+    synthetic = [Pair(c["id"], _parser_question(c, cfg.parser_header), c["lf_tokens"], c["id"])
+                 for c in candidates if keep(c)]
+    return splits.parser_pairs(splits.low) + synthetic
 
 
 def write_report(work: Path, results_dir: str | Path, cfg: DownstreamConfig, splits: Splits, timings: dict) -> dict:
@@ -377,6 +419,8 @@ def _command(cfg: DownstreamConfig) -> str:
             options.append(f"{option} {value:g}")
     if cfg.curve != defaults.curve:
         options.append(f"--curve {','.join(str(n) for n in cfg.curve)}")
+    if not cfg.parser_header:
+        options.append("--question-only")
     return " ".join(["qgen downstream wikisql --prep out/wikisql", *options])
 
 

@@ -63,11 +63,16 @@ def lf_types_of(path: str | Path) -> list[str]:
     return sorted(set(pq.read_table(path, columns=["lf_type"]).column("lf_type").to_pylist()))
 
 
-def task_metadata(task: str, lf_types: Sequence[str], entity_replacement: bool) -> dict[str, Any]:
+def task_metadata(task: str, lf_types: Sequence[str], entity_replacement: bool,
+                  input_context: str | None = None) -> dict[str, Any]:
     """What a checkpoint records about the data it learnt from (checked before synthesis pairs a
-    generator with a parser)."""
-    return {"task": task, "lf_types": sorted(lf_types),
-            "preprocessing": {"entity_replacement": bool(entity_replacement), "lowercase": True}}
+    generator with a parser); ``input_context``: what a parser reads beside the question
+    (``qgen.table_context.TABLE_HEADER``), None for the question alone."""
+    metadata = {"task": task, "lf_types": sorted(lf_types),
+                "preprocessing": {"entity_replacement": bool(entity_replacement), "lowercase": True}}
+    if input_context is not None:
+        metadata["input_context"] = input_context
+    return metadata
 
 
 @dataclass
@@ -95,6 +100,11 @@ class Parser:
     @property
     def lf_types(self) -> list[str]:
         return list(self.payload.get("lf_types", []))
+
+    @property
+    def input_context(self) -> str | None:
+        """What the parser reads after the question (``table_header``), None for the question alone."""
+        return self.payload.get("input_context")
 
     def parse(self, questions: Sequence[Sequence[str]], beam: int = 4, k: int = 1) -> list[list[tuple[list[str], float]]]:
         """Per question, the ``k`` best parses (tokens, length-normalised log-probability), best first."""
@@ -171,6 +181,9 @@ def evaluate_parser_file(checkpoint: str | Path, examples: str | Path, out_dir: 
     import json
 
     parser = Parser.load(checkpoint)
+    if parser.input_context is not None:
+        raise ValueError(f"the parser {checkpoint} reads each question with its {parser.input_context.replace('_', ' ')}, "
+                         f"which {examples} does not hold; evaluate it where it was trained (qgen downstream)")
     pairs = read_task_pairs(examples, "parse", entity_replacement)
     types = dict(zip(*(pq.read_table(examples, columns=["id", "lf_type"]).column(c).to_pylist()
                        for c in ("id", "lf_type"))))

@@ -108,7 +108,13 @@ class RoundTripFilter:
         self.threshold = self.thresholds["score"]
 
     def check_compatible(self, lf_types: Sequence[str], generator_payload: Mapping[str, Any] | None = None) -> None:
-        """Refuse, before a run starts, a parser trained for other logical forms or other preprocessing."""
+        """Refuse, before a run starts, a parser trained for other logical forms or other preprocessing,
+        or one that reads more than the question (synthesis has only the question to give it)."""
+        if self.parser.input_context is not None:
+            raise RoundTripSetupError(
+                f"the parser {self.checkpoint} reads each question with its "
+                f"{self.parser.input_context.replace('_', ' ')}, which synthesis cannot give it; "
+                "use a parser trained on questions alone (qgen train --task parse)")
         missing = sorted(set(lf_types) - set(self.parser.lf_types))
         if missing:
             raise RoundTripSetupError(

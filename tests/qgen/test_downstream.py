@@ -9,8 +9,11 @@ import pytest
 from qgen.datasets.registry import load_dataset
 from qgen.datasets.wikisql import wikisql_headers
 from qgen.downstream import DownstreamConfig, run_downstream
+from qgen.parse import Parser, evaluate_parser_file
 from qgen.samplers import SamplerStats
 from qgen.samplers.wikisql_pool import ValuePool, sample_queries
+from qgen.synth.round_trip import RoundTripFilter, RoundTripSetupError
+from qgen.table_context import SCHEMA_MARK, TABLE_HEADER
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "datasets"
 TINY = DownstreamConfig(low_fraction=0.5, synthetic=12, curve=(6,), hidden=16, embedding=8, generator_epochs=1,
@@ -53,6 +56,12 @@ def test_downstream_rows_report_and_settings(tmp_path: Path) -> None:
     readme = (results / "downstream" / "wikisql" / "README.md").read_text()
     assert "| low_synthetic_both |" in readme and "| full |" in readme
     assert set(json.loads((work / "timings.json").read_text())) >= {"generator", "low", "generate", "round_trip_exact"}
+    parser = work / "rows" / "low" / "best.pt"  # reads question + table header, so synthesis cannot use it
+    assert Parser.load(parser).input_context == TABLE_HEADER and SCHEMA_MARK in Parser.load(parser).src_vocab.stoi
+    with pytest.raises(RoundTripSetupError, match="reads each question with its table header"):
+        RoundTripFilter(parser).check_compatible(["sql"])
+    with pytest.raises(ValueError, match="reads each question with its table header"):
+        evaluate_parser_file(parser, tmp_path / "prep" / "dev.parquet", tmp_path / "eval")
     again = run_downstream(tmp_path / "prep", work, results, TINY, FIXTURES, rows=["low_seed7"], log=lambda line: None)
     assert set(again["dev_lf_em_by_parser_seed"]["low"]) == {"1", "7"}  # the spread of one row over parser seeds
     assert "| low | 1: " in (results / "downstream" / "wikisql" / "README.md").read_text()
