@@ -284,13 +284,19 @@ def generate(
         raise typer.Exit(1)
 
 
+BENCHMARK_DEFAULT_MODELS = "seq2seq,seq2seq_priors,copynet,coverage,scratchpad,scratchpad_extended"
+
+
 @app.command()
 def benchmark(
-    dataset: str = typer.Argument("webqsp", help="webqsp or wikisql; or downstream (then TARGET: wikisql)."),
+    dataset: str = typer.Argument("webqsp", help="webqsp or wikisql; wen-hotel or wen-restaurant (Kiddon et al.'s "
+                                                 "checklist); or downstream (then TARGET: wikisql)."),
     target: Optional[str] = typer.Argument(None, help="With downstream: the dataset (wikisql)."),
-    models: str = typer.Option("seq2seq,seq2seq_priors,copynet,coverage,scratchpad,scratchpad_extended", "--models",
-                               help="Comma-separated rows of the seed paper's Table 1 (+ scratchpad_extended)."),
-    epochs: int = typer.Option(75, "--epochs", help="Epochs per model (the paper: 75)."),
+    models: str = typer.Option(BENCHMARK_DEFAULT_MODELS, "--models",
+                               help="Comma-separated rows of the seed paper's Table 1 (+ scratchpad_extended); "
+                                    "wen-*: kiddon_checklist,kiddon_attention."),
+    epochs: int = typer.Option(75, "--epochs", help="Epochs per model (the paper: 75; wen-*: at most 50, "
+                                                    "stopping early on dev BLEU)."),
     max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="Time budget per model; resumable."),
     glove: Optional[Path] = typer.Option(None, "--glove", help="GloVe-format 300d vectors, if you have them."),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Datasets root."),
@@ -317,6 +323,19 @@ def benchmark(
         run_downstream(work_dir / "prep" / "wikisql", work_dir / "downstream" / "wikisql", results, ds_cfg, data_dir,
                        log=typer.echo)
         typer.echo(f"wrote {results / 'downstream' / 'wikisql' / 'metrics.json'}")
+        return
+
+    if dataset in ("wen-hotel", "wen-restaurant"):  # seed 004's dialogue table (qgen/wen_benchmark.py)
+        from qgen.wen_benchmark import ROWS, WenBenchConfig, run_wen_benchmark
+
+        rows = ROWS if models == BENCHMARK_DEFAULT_MODELS else tuple(models.split(","))
+        wen_cfg = WenBenchConfig(epochs=50 if epochs == 75 else epochs, seed=seed, max_seconds=max_seconds)
+        try:
+            readme = run_wen_benchmark(dataset.split("-", 1)[1], rows, wen_cfg, work_dir / "wen", results, data_dir,
+                                       log=typer.echo)
+        except (ValueError, FileNotFoundError) as error:
+            fail(str(error), 2)
+        typer.echo(f"wrote {readme}")
         return
 
     cfg = _train_config(epochs=epochs, max_seconds=max_seconds, glove_path=str(glove) if glove else None,

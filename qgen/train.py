@@ -26,6 +26,9 @@ from qgen.model.seq2seq import QuestionGenerator
 from qgen.version import code_version
 
 
+OPTIMIZERS = ("adam", "sgd")
+
+
 @dataclass(frozen=True)
 class TrainConfig:
     epochs: int = 75
@@ -43,12 +46,15 @@ class TrainConfig:
     max_seconds: float | None = None  # stop after the step that spends it (0: evaluate a resumed run)
     init_from: str | None = None  # a checkpoint to fine-tune (adaptation): its model, its vocabularies extended
     lr_decay: float = 1.0  # epoch e trains at learning_rate * lr_decay ** (e - 1) (seed 003: 0.5, halved every epoch)
+    optimizer: str = "adam"  # adam | sgd (plain mini-batch SGD: seed 004 at learning rate 0.1)
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.teacher_forcing <= 1.0:
             raise ValueError(f"teacher_forcing must be in [0, 1], got {self.teacher_forcing}")
         if self.seed < 0:
             raise ValueError(f"seed must be 0 or more, got {self.seed}")
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
         if not 0.0 < self.lr_decay <= 1.0:
             raise ValueError(f"lr_decay must be in (0, 1], got {self.lr_decay}")
         if self.teacher_forcing_per not in ("step", "sequence"):
@@ -336,7 +342,9 @@ def training_step(model: QuestionGenerator, optimizer: torch.optim.Optimizer, ba
 
 
 def make_optimizer(model: QuestionGenerator, cfg: TrainConfig, device: torch.device) -> torch.optim.Optimizer:
-    """Adam; on a GPU its fused kernel, which reads the skip flag of ``_update`` on the device."""
+    """Adam or SGD; on a GPU their fused kernels, which read the skip flag of ``_update`` on the device."""
+    if cfg.optimizer == "sgd":
+        return torch.optim.SGD(model.parameters(), lr=cfg.learning_rate, fused=sync_free(device))
     return torch.optim.Adam(model.parameters(), lr=cfg.learning_rate, fused=sync_free(device))
 
 

@@ -75,9 +75,9 @@ class ModelConfig:
 # The data-to-text seeds' parts (issue 22). A subclass rather than new ModelConfig fields: ModelConfig's
 # field set is the one every checkpoint before them was written with, and stays so; a PartsConfig with
 # every field at its default builds the same model as the ModelConfig it extends.
-ENCODERS = ("bigru", "bigru_concat", "caencoder")
-DECODERS = ("skeleton", "cgru")
-LOSS_TERMS = ("attreg",)  # qgen/model/losses.py
+ENCODERS = ("bigru", "bigru_concat", "caencoder", "agenda")
+DECODERS = ("skeleton", "cgru", "checklist")
+LOSS_TERMS = ("attreg", "checklist")  # qgen/model/losses.py
 
 
 @dataclass(frozen=True)
@@ -87,10 +87,14 @@ class PartsConfig(ModelConfig):
     # caencoder: Zhang et al.'s context-aware encoder, annotations of hidden_size (qgen/model/caencoder.py)
     encoder: str = "bigru"
     # skeleton: qgen/model/decoder.py; cgru: dl4mt's conditional GRU with MLP attention and the readout
-    # layer (qgen/model/cgru.py); dropout then acts on the readout layer only, and num_layers is unused
+    # layer (qgen/model/cgru.py); dropout then acts on the readout layer only, and num_layers is unused.
+    # agenda + checklist: Kiddon et al.'s neural checklist (qgen/model/checklist.py), which reads a goal
+    # token then slot-value item pairs; hidden_size is its k, num_layers and dropout are unused
     decoder: str = "skeleton"
     loss_terms: str = ""  # extra training loss terms from the step attentions, "+"-joined names (LOSS_TERMS)
     init_uniform: float = 0.0  # > 0: every parameter drawn from U(-a, a) (dl4mt: 0.08); 0: torch's defaults
+    checklist_beta: float = 1.0  # the reference-type softmax's sharpness (K3; dialogue 1, recipes 5)
+    checklist_gamma: float = 10.0  # the item attentions' sharpness (K5, K9; dialogue 10, recipes 2)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -100,10 +104,12 @@ class PartsConfig(ModelConfig):
         unknown = [t for t in self.terms if t not in LOSS_TERMS]
         if unknown:
             raise ValueError(f"loss_terms must be '+'-joined names of {LOSS_TERMS}, got {self.loss_terms!r}")
-        if self.encoder != "bigru" and self.decoder != "cgru":
+        if (self.encoder == "agenda") != (self.decoder == "checklist"):
+            raise ValueError("the agenda encoder and the checklist decoder go together (seed 004)")
+        if self.encoder in ("bigru_concat", "caencoder") and self.decoder != "cgru":
             raise ValueError(f"encoder {self.encoder!r} feeds the cgru decoder only (its memory width differs)")
-        if self.decoder == "cgru" and self.copy != "none":
-            raise ValueError("the cgru decoder has no copy generator (copy must be 'none')")
+        if self.decoder in ("cgru", "checklist") and self.copy != "none":
+            raise ValueError(f"the {self.decoder} decoder has no copy generator (copy must be 'none')")
 
     @property
     def terms(self) -> tuple[str, ...]:
@@ -194,3 +200,16 @@ VARIANTS.update({
 })
 # What a benchmark trains by default: Table 1's five rows and the extended-copy Scratchpad.
 BENCHMARK_MODELS = ("seq2seq", "seq2seq_priors", "copynet", "coverage", "scratchpad", "scratchpad_extended")
+# Seed 004 (Kiddon et al. 2016), the dialogue setting: k = 80 for embeddings and states, U(-0.35, 0.35),
+# (beta, gamma) = (1, 10), the loss term pushing the final checklist to 1; beam 10, reranked by the
+# agenda items used (qgen.wen_benchmark). The attention encoder-decoder is the skeleton at the same size,
+# the baseline our skeleton already has (Kiddon et al.'s "Attention" row of their recipe table).
+_KIDDON_SIZES = dict(embedding_dim=80, hidden_size=80, num_layers=1, dropout=0.0, init_uniform=0.35)
+VARIANTS.update({
+    "kiddon_checklist": Variant("kiddon_checklist",
+                                PartsConfig(**_KIDDON_SIZES, encoder="agenda", decoder="checklist",
+                                            loss_terms="checklist", checklist_beta=1.0, checklist_gamma=10.0),
+                                False, False, 10),
+    "kiddon_attention": Variant("kiddon_attention", PartsConfig(**_KIDDON_SIZES, attention="bahdanau"),
+                                False, False, 10),
+})

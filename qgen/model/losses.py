@@ -29,4 +29,10 @@ def attention_regulariser(attns: dict[str, torch.Tensor], src_mask: torch.Tensor
     return -(received.log() * src_mask).sum()
 
 
-LOSS_TERMS: dict[str, LossTerm] = {"attreg": attention_regulariser}
+def _checklist(attns: dict[str, torch.Tensor], src_mask: torch.Tensor, tgt_mask: torch.Tensor) -> torch.Tensor:
+    from qgen.model.checklist import checklist_loss  # seed 004's term lives with its model
+
+    return checklist_loss(attns, src_mask, tgt_mask)
+
+
+LOSS_TERMS: dict[str, LossTerm] = {"attreg": attention_regulariser, "checklist": _checklist}

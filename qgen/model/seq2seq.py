@@ -2,7 +2,7 @@
 
 One skeleton for all five rows of the seed paper's Table 1; the variants differ only in the parts
 ``ModelConfig`` plugs in (generator, coverage, scratchpad). A ``PartsConfig`` swaps the encoder and
-decoder for other parts (qgen/model/zhang.py) and adds loss terms computed from the step attentions
+decoder for other parts (qgen/model/parts.py) and adds loss terms computed from the step attentions
 (qgen/model/losses.py).
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from qgen.model.decoder import Decoder, State
 from qgen.model.encoder import Encoder
 from qgen.model.losses import LOSS_TERMS
 from qgen.model.vocab import BOS_ID, PAD_ID
-from qgen.model.zhang import build_decoder, build_encoder, initialise, uses_parts
+from qgen.model.parts import build_decoder, build_encoder, initialise, uses_parts
 
 
 class QuestionGenerator(nn.Module):
@@ -36,10 +36,13 @@ class QuestionGenerator(nn.Module):
 
     def start(self, batch: Batch) -> State:
         """Encode a batch and return the decoder's initial state."""
-        outputs, final = self.encoder(batch.src, batch.src_lengths)
+        # An encoder may return its memory's own mask (the checklist's agenda items), else the memory
+        # is one state per source token.
+        outputs, final, *memory_mask = self.encoder(batch.src, batch.src_lengths)
         copy_ids = batch.copy_ids if self.cfg.copy != "none" else torch.full_like(batch.copy_ids, -1)
         extended = batch.extended_size if self.cfg.copy == "extended" else self.cfg.tgt_vocab_size
-        return self.decoder.init_state(outputs, final, batch.src_mask, copy_ids, extended)
+        mask = memory_mask[0] if memory_mask else batch.src_mask
+        return self.decoder.init_state(outputs, final, mask, copy_ids, extended)
 
     def per_example_keys(self) -> set[str]:
         return self.decoder.per_example_keys()

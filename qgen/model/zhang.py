@@ -31,19 +31,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import torch
 from torch import nn
 
 from qgen.model.caencoder import CAEncoder
 from qgen.model.cgru import ConditionalGRUDecoder
-from qgen.model.config import ModelConfig, PartsConfig
+from qgen.model.config import PartsConfig
 from qgen.model.decoder import Decoder
 from qgen.model.encoder import Encoder
-
-
-def uses_parts(cfg: ModelConfig) -> bool:
-    """Whether ``cfg`` asks for any part other than the skeleton's (a PartsConfig at its defaults does not)."""
-    return isinstance(cfg, PartsConfig) and (cfg.encoder != "bigru" or cfg.decoder != "skeleton")
 
 
 def build_encoder(cfg: PartsConfig) -> tuple[nn.Module, int]:
@@ -63,12 +57,3 @@ def build_decoder(cfg: PartsConfig, memory_dim: int) -> nn.Module:
     if memory_dim != cfg.hidden_size:
         raise ValueError("the skeleton's decoder reads annotations of hidden_size: use the cgru decoder")
     return Decoder(cfg)
-
-
-def initialise(model: nn.Module, cfg: ModelConfig) -> None:
-    """dl4mt's initialisation, U(-a, a) for every parameter, when ``init_uniform`` is set."""
-    scale = getattr(cfg, "init_uniform", 0.0)
-    if scale > 0:
-        with torch.no_grad():
-            for parameter in model.parameters():
-                parameter.uniform_(-scale, scale)

@@ -1,0 +1,185 @@
+"""Seed 004's dialogue benchmark: Kiddon et al.'s neural checklist (and the skeleton's attention
+encoder-decoder at the same size) on Wen et al.'s SF Hotel and SF Restaurant, scored by the RNNLG
+protocol (qgen.metrics.wen) beside the paper's Table 3.
+
+Protocol (../shared/specs/data-to-text-seeds.md, seed 004 and open choices 13-16):
+- data: the RNNLG split (train / valid / test), delexicalised (qgen.datasets.wen_agenda), generations
+  relexicalised with their act's values;
+- training: mini-batch SGD at 0.1, batch 10, clip 5, teacher forcing, U(-0.35, 0.35); one epoch at a
+  time, each followed by decoding the dev set; the epoch of the best dev BLEU is kept, training stops
+  after ``patience`` epochs without a better one or at ``epochs`` (the paper gives no count: 50);
+- decoding: beam 10 scored by total log-probability; the checklist model then picks, among the
+  finished beams, the most probable of those that use the most agenda items (steps with f_new > 0.5,
+  at most the agenda's size); the attention model takes the most probable beam;
+- scores: BLEU-4 (RNNLG's scorer) and METEOR 1.5 (needs Java) on the test set, one output per record.
+
+Each row's checkpoints stay under ``work_dir/<domain>/<row>``; a finished row is not run again.
+Kiddon et al. post-process outputs (duplicated determiners removed, plural "-s" merged); the RNNLG
+normalisation splits "-s" again before scoring, so we leave outputs as generated.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Callable, Sequence
+
+import torch
+
+from qgen.datasets.wen_agenda import AgendaExample, agenda_examples, relexicalise
+
+DOMAINS = ("hotel", "restaurant")
+ROWS = ("kiddon_checklist", "kiddon_attention")
+MAX_LEN = 60  # tokens; the longest delexicalised utterance in either domain has 43
+# Kiddon et al. Table 3 (BLEU / METEOR, 0-100) and the recipe table (no recipe data here).
+PAPER = {"HDC": {"hotel": (55.52, 48.10), "restaurant": (44.39, 43.42)},
+         "SC-LSTM": {"hotel": (86.53, 60.84), "restaurant": (74.49, 54.31)},
+         "Checklist": {"hotel": (90.61, 62.10), "restaurant": (77.82, 54.42)}}
+PAPER_ROW = {"kiddon_checklist": "Checklist"}
+
+
+@dataclass(frozen=True)
+class WenBenchConfig:
+    epochs: int = 50  # at most; early stopping on dev BLEU
+    patience: int = 10  # epochs without a better dev BLEU before stopping
+    batch_size: int = 10
+    learning_rate: float = 0.1
+    optimizer: str = "sgd"
+    beam: int = 10
+    seed: int = 1
+    max_seconds: float | None = None  # per row, training time; the row stops after the epoch that spends it
+    java_metrics: bool = True  # METEOR (Java); BLEU alone without
+
+
+def decode(model: torch.nn.Module, src_vocab, tgt_vocab, examples: Sequence[AgendaExample], beam: int,
+           rerank: bool, batch_size: int = 50) -> list[list[str]]:
+    """One token list per example: beam search (total log-probability), reranked by items used if asked."""
+    from qgen.decode import beam_search
+    from qgen.model import make_batch
+    from qgen.model.checklist import items_used
+
+    device = next(model.parameters()).device
+    out: list[list[str]] = []
+    for start in range(0, len(examples), batch_size):
+        chunk = examples[start:start + batch_size]
+        sources = [e.pair.src for e in chunk]
+        batch = make_batch(sources, None, src_vocab, tgt_vocab, "none").to(device)
+        results = beam_search(model, batch, beam=beam, max_len=MAX_LEN, alpha=0.0, num_return=beam if rerank else 1)
+        for source, hyps in zip(sources, results):
+            texts = [tgt_vocab.decode(h.ids) for h in hyps]
+            if rerank and len(texts) > 1:
+                ranked = make_batch([source] * len(texts), texts, src_vocab, tgt_vocab, "none").to(device)
+                used = items_used(model, ranked).tolist()
+                texts = [texts[used.index(max(used))]]  # hyps come best first: the first of the most used
+            out.append(texts[0] if texts else [])
+    return out
+
+
+def run_row(domain: str, row: str, cfg: WenBenchConfig, work_dir: Path, data_dir: Path | None,
+            log: Callable[[str], None]) -> dict:
+    """Train one row with selection on dev BLEU, decode and score test; returns its metrics."""
+    from qgen.checkpoint import load_checkpoint
+    from qgen.metrics import wen
+    from qgen.model import VARIANTS
+    from qgen.train import TrainConfig, train
+    from qgen.version import code_version
+
+    run_dir = work_dir / domain / row
+    if (run_dir / "metrics.json").exists():
+        return json.loads((run_dir / "metrics.json").read_text())
+    splits = {s: agenda_examples(domain, s, data_dir) for s in ("train", "dev", "test")}
+    folder = _domain_folder(data_dir, domain)
+    dev_set, test_set = (wen.load_test_set(domain, folder / name) for name in ("valid.json", "test.json"))
+    variant = VARIANTS[row]
+    rerank = row == "kiddon_checklist"
+    train_cfg = TrainConfig(epochs=1, batch_size=cfg.batch_size, learning_rate=cfg.learning_rate,
+                            optimizer=cfg.optimizer, teacher_forcing=1.0, seed=cfg.seed, max_tgt_len=MAX_LEN)
+    history: list[dict] = []
+    best: dict = {}
+    train_s = decode_s = 0.0
+    for epoch in range(1, cfg.epochs + 1):
+        began = time.perf_counter()
+        run = train([e.pair for e in splits["train"]], [e.pair for e in splits["dev"]], variant.model,
+                    replace(train_cfg, epochs=epoch), run_dir, log=lambda line: log(f"[{domain} {row}] {line}"))
+        train_s += time.perf_counter() - began
+        began = time.perf_counter()
+        model, src_vocab, tgt_vocab, _ = load_checkpoint(run_dir / "last.pt")
+        outputs = _texts(decode(model, src_vocab, tgt_vocab, splits["dev"], cfg.beam, rerank), splits["dev"], domain)
+        bleu = wen.bleu(outputs, dev_set.references)
+        decode_s += time.perf_counter() - began
+        history.append({"epoch": epoch, "dev_bleu": round(bleu, 2), "valid_nll": round(run.history[-1].valid_loss, 4)})
+        log(f"[{domain} {row}] epoch {epoch}: dev BLEU {bleu:.2f}")
+        if not best or bleu > best["dev_bleu"]:
+            shutil.copyfile(run_dir / "last.pt", run_dir / "best_bleu.pt")
+            best = {"epoch": epoch, "dev_bleu": bleu}
+        if epoch - best["epoch"] >= cfg.patience or (cfg.max_seconds is not None and train_s >= cfg.max_seconds):
+            break
+    model, src_vocab, tgt_vocab, _ = load_checkpoint(run_dir / "best_bleu.pt")
+    began = time.perf_counter()
+    outputs = _texts(decode(model, src_vocab, tgt_vocab, splits["test"], cfg.beam, rerank), splits["test"], domain)
+    decode_s += time.perf_counter() - began
+    (run_dir / "test_outputs.txt").write_text("".join(o + "\n" for o in outputs))
+    figures = wen.score(outputs, test_set, java_metrics=cfg.java_metrics)
+    metrics = {"domain": domain, "row": row, "test": figures, "dev_bleu": round(best["dev_bleu"], 2),
+               "selected_epoch": best["epoch"], "epochs_run": len(history), "history": history,
+               "train_seconds": round(train_s, 1), "decode_seconds": round(decode_s, 1),
+               "device": str(next(model.parameters()).device), "threads": torch.get_num_threads(),
+               "model": variant.model.as_dict(), "config": asdict(cfg),
+               "split": f"RNNLG {domain}: train {len(splits['train'])} / valid {len(splits['dev'])} (selection) / "
+                        f"test {len(splits['test'])}", "commit": code_version()}
+    (run_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
+    return metrics
+
+
+def run_wen_benchmark(domain: str, rows: Sequence[str], cfg: WenBenchConfig, work_dir: str | Path,
+                      results_dir: str | Path, data_dir: str | Path | None = None,
+                      log: Callable[[str], None] = print) -> Path:
+    """Run ``rows`` on ``domain``; write ``results_dir/wen-<domain>/<row>/`` (test outputs, metrics.json)
+    and the results README beside the paper's numbers. Returns the README's path."""
+    if domain not in DOMAINS:
+        raise ValueError(f"unknown Wen domain {domain!r}; the domains are {', '.join(DOMAINS)}")
+    unknown = [r for r in rows if r not in ROWS]
+    if unknown:
+        raise ValueError(f"unknown row(s) {', '.join(unknown)}; the rows are {', '.join(ROWS)}")
+    out = Path(results_dir) / f"wen-{domain}"
+    for row in rows:
+        metrics = run_row(domain, row, cfg, Path(work_dir), Path(data_dir) if data_dir else None, log)
+        (out / row).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(Path(work_dir) / domain / row / "test_outputs.txt", out / row / "test_outputs.txt")
+        (out / row / "metrics.json").write_text(json.dumps(metrics, indent=2))
+    readme = out / "README.md"
+    readme.write_text(_readme(domain, out))
+    return readme
+
+
+def _texts(token_lists: list[list[str]], examples: Sequence[AgendaExample], domain: str) -> list[str]:
+    return [relexicalise(tokens, e.act, domain) for tokens, e in zip(token_lists, examples)]
+
+
+def _domain_folder(data_dir: Path | None, domain: str) -> Path:
+    from qgen.datasets.registry import dataset_folder
+
+    return Path(dataset_folder(f"wen2015_{domain}", data_dir)) / domain
+
+
+def _readme(domain: str, out: Path) -> str:
+    ours = {p.parent.name: json.loads(p.read_text()) for p in sorted(out.glob("*/metrics.json"))}
+    lines = [f"# Wen et al. SF {domain.title()}: Kiddon et al.'s neural checklist (seed 004), Table 3", "",
+             "BLEU-4 and METEOR 1.5 (0-100) on the test set by the RNNLG protocol (`qgen score wen`); "
+             "paper rows as published, ours measured by `qgen benchmark wen-" + domain + "`.", "",
+             "| model | BLEU | METEOR | source | dev BLEU (selected epoch / run) | train s | device |",
+             "|---|---:|---:|---|---|---:|---|"]
+    for name, figures in PAPER.items():
+        bleu, meteor = figures[domain]
+        lines.append(f"| {name} | {bleu:.2f} | {meteor:.2f} | paper | | | |")
+    for row, m in ours.items():
+        meteor = m["test"].get("METEOR")
+        lines.append(f"| {row} | {m['test']['BLEU']:.2f} | {'' if meteor is None else f'{meteor:.2f}'} | ours "
+                     f"({m['commit']}) | {m['dev_bleu']:.2f} ({m['selected_epoch']} / {m['epochs_run']}) | "
+                     f"{m['train_seconds']:.0f} | {m['device']}, {m['threads']} thread(s) |")
+    lines += ["", "Recipes (Kiddon et al. Tables 1-2): no recipe data here, so no rows of ours; the paper's "
+              "Checklist: BLEU 3.0, METEOR 10.3, 67.9% of given items used (Table 1).", "",
+              "Reproduce: `qgen benchmark wen-" + domain + "` (rows: " + ", ".join(ROWS) + ").", ""]
+    return "\n".join(lines)
