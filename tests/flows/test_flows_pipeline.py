@@ -124,3 +124,13 @@ def test_benchmark_flow_keeps_a_teacher_forcing_seed_and_no_repeat_run_apart(har
     assert "| copynet_tf1_seed2_norepeat |" in artifacts("qgen-benchmark-webqsp")[-1].data
     assert artifacts("qgen-plots-webqsp-copynet-tf1-seed2-norepeat")
     assert {"copynet_tf1_seed2_norepeat", "plots-copynet_tf1_seed2_norepeat"} <= task_run_names()  # named as in the UI
+
+
+def test_wen_benchmark_flow_runs_each_row_and_publishes_the_table(harness: None, tmp_path: Path) -> None:
+    from flows.data_to_text import wen_benchmark_flow
+
+    metrics = wen_benchmark_flow(["hotel"], ["kiddon_checklist"], epochs=1, data_dir=str(FIXTURES),
+                                 work_dir=str(tmp_path / "work"), results=str(tmp_path / "results"), java_metrics=False)
+    assert [(m["domain"], m["row"], m["epochs_run"]) for m in metrics] == [("hotel", "kiddon_checklist", 1)]
+    assert "| kiddon_checklist |" in artifacts("qgen-benchmark-wen-hotel")[-1].data
+    assert "hotel-kiddon_checklist" in task_run_names()
