@@ -415,6 +415,8 @@ def synthesize(
                                              help="Source tokens per generation batch (logical forms x longest "
                                                   "one); default: what fits the device."),
     config: Optional[Path] = config_option(),
+    split_by: str = typer.Option("none", "--split-by", help="template: also write train/validation/test splits "
+                                                            "that share no logical-form template (splits/)."),
     dedup_against: List[Path] = typer.Option([], "--dedup-against", help="Leave out logical forms that these "
                                                                           "corpora (or folders of corpora) hold "
                                                                           "(repeatable)."),
@@ -426,6 +428,8 @@ def synthesize(
     """Generate a (logical form, question) corpus: pairs/ and rejects/ Parquet shards, manifest.json, README.md."""
     from qgen.synth import FilterThresholds
     device = _device(device)  # before any reading or sampling
+    if split_by not in ("none", "template"):
+        fail(f"--split-by must be none or template, got {split_by!r}", 2)
     from qgen.synth.round_trip import RoundTripOptions, default_parser
     from qgen.synth.run import synthesize_from_source
     from qgen.synth.sources import open_source
@@ -464,6 +468,12 @@ def synthesize(
                                           max_tokens=max_tokens, device=device)
     counts = manifest["counts"]
     typer.echo(f"inputs={counts['inputs']} pairs={counts['pairs']} rejects={counts['rejects']}")
+    if split_by == "template":
+        from qgen.synth.template_split import split_corpus
+
+        summary = split_corpus(out, seed=seed)
+        typer.echo("split by template: " + ", ".join(f"{name} {s['pairs']} pairs / {s['templates']} templates"
+                                                     for name, s in summary["splits"].items()))
     typer.echo(f"wrote {out.resolve()}")
 
 

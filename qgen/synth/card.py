@@ -81,9 +81,15 @@ def front_matter(out: Path, manifest: dict[str, Any]) -> list[str]:
              "language:", "- en", "task_categories:", "- text2text-generation", "- question-answering",
              "tags:", "- kbqa", "- synthetic", "- question-generation", "- qgen",
              "size_categories:", f"- {size_category(counts['pairs'])}", "configs:"]
+    splits = manifest.get("splits")  # qgen.synth.template_split: the pairs as train / validation / test
     for name, glob, _ in CONFIGS:
-        lines += [f"- config_name: {name}", *(["  default: true"] if name == "pairs" else []),
-                  "  data_files:", f"  - split: {SPLIT}", f"    path: {glob}"]
+        lines += [f"- config_name: {name}", *(["  default: true"] if name == "pairs" else []), "  data_files:"]
+        if name == "pairs" and splits:
+            for split, size in splits["splits"].items():  # datasets cannot read an empty split's file
+                if size["pairs"]:
+                    lines += [f"  - split: {split}", f"    path: {splits['folder']}/{split}.parquet"]
+        else:
+            lines += [f"  - split: {SPLIT}", f"    path: {glob}"]
     if info:
         lines += ["dataset_info:", *info]
     return lines + ["---", ""]
@@ -223,16 +229,30 @@ def render_card(out: Path, manifest: dict[str, Any], seed: int, sample_size: int
         "from datasets import load_dataset",
         'pairs = load_dataset(".")["train"]  # this directory; load_dataset(".", "rejects") for the rejects',
         "```", "",
-        "With Hugging Face `datasets`, the front matter above declares two configurations: `pairs` (the "
-        "default, `pairs/part-*.parquet`) and `rejects` (`rejects/part-*.parquet`); the two schemas differ, "
-        f"so neither folder is read with the other. Each has one split, `{SPLIT}`, holding all its rows: the "
-        "corpus is synthetic training data for a question-answering or semantic-parsing model, to be "
-        "evaluated on real held-out questions, not on a part of itself.", "",
+        *_splits_text(manifest),
         "License: unknown. The logical forms come from this run's input (`source.json` describes it when a "
         "source sampled them) and the questions from the model above; their licenses, which qgen does not "
         "know, apply.", "",
     ]
     return "\n".join(lines)
+
+
+def _splits_text(manifest: dict[str, Any]) -> list[str]:
+    """How ``datasets`` sees the corpus: one split of every pair, or the template splits."""
+    splits = manifest.get("splits")
+    if not splits:
+        return ["With Hugging Face `datasets`, the front matter above declares two configurations: `pairs` (the "
+                "default, `pairs/part-*.parquet`) and `rejects` (`rejects/part-*.parquet`); the two schemas differ, "
+                f"so neither folder is read with the other. Each has one split, `{SPLIT}`, holding all its rows: the "
+                "corpus is synthetic training data for a question-answering or semantic-parsing model, to be "
+                "evaluated on real held-out questions, not on a part of itself.", ""]
+    rows = [[name, s["pairs"], s["templates"]] for name, s in splits["splits"].items()]
+    return ["With Hugging Face `datasets`, the front matter above declares two configurations: `pairs` (the "
+            f"default) in three splits by logical-form template (`{splits['folder']}/<split>.parquet`: no template "
+            "is in two splits, so a parser's test score is on query shapes it did not train on; fractions "
+            f"{splits['fractions']}, seed {splits['seed']}; a split without pairs is left out), and `rejects` (`rejects/part-*.parquet`, one split "
+            f"`{SPLIT}`). The pair shards under `pairs/` hold every pair as well.", "",
+            *_table(["split", "pairs", "templates"], rows), ""]
 
 
 def _removed_sample(out: Path, manifest: dict[str, Any], seed: int, size: int = 5) -> list[str]:

@@ -67,6 +67,20 @@ def test_dedup_against_leaves_out_what_earlier_corpora_hold(checkpoint: Path, tm
     assert bad.exit_code == 2 and "not a corpus folder" in bad.stderr
 
 
+def test_split_by_template_writes_the_splits_and_refuses_other_values(checkpoint: Path, tmp_path: Path) -> None:
+    source = ["--from-file", str(REPO / "data" / "demo" / "sample.jsonl"), "--count", "0"]
+    out = tmp_path / "split"
+    result = runner.invoke(app, ["synthesize", "--checkpoint", str(checkpoint), "--out", str(out), "--beam", "2",
+                                 "--split-by", "template", *source])
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert sum(s["pairs"] for s in manifest["splits"]["splits"].values()) == manifest["counts"]["pairs"]
+    assert "split by template: train " in result.stdout
+    bad = runner.invoke(app, ["synthesize", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "x"),
+                              "--split-by", "random", *source])
+    assert bad.exit_code == 2 and "--split-by must be none or template" in bad.output
+
+
 def test_synthesize_needs_exactly_one_source(checkpoint: Path, tmp_path: Path) -> None:
     result = runner.invoke(app, ["synthesize", "--checkpoint", str(checkpoint), "--out", str(tmp_path)])
     assert result.exit_code != 0 and "exactly one" in str(result.exception)

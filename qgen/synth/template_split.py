@@ -1,0 +1,139 @@
+"""``--split-by template``: a finished corpus's pairs as train / validation / test with no logical-form
+template in two splits (Finegan-Dollak et al. 2018's query split), so a parser's test score measures
+new query shapes, not memorised ones.
+
+A template is the logical form with its values abstracted: entities (as the SPARQL parser finds them)
+become ``<e>``, string literals and numbers ``<v>``; keywords, variables, predicates, tables and
+columns stay, case and spacing normalised. Templates are shuffled (seeded) and dealt to the splits in
+turn, each to the split furthest below its share of pairs, so the sizes follow the fractions as
+closely as whole templates allow.
+
+Written beside the corpus as ``splits/{train,validation,test}.parquet`` (the pairs' schema, input
+order kept within a split) plus ``splits/templates.json`` (per split: pairs and templates); the
+card's ``pairs`` configuration then names the three splits. The pair shards stay as they are.
+"""
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Sequence
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+SPLITS = ("train", "validation", "test")
+DEFAULT_FRACTIONS = (0.8, 0.1, 0.1)
+FOLDER = "splits"
+
+
+def lf_template(lf_type: str, logical_form: str) -> str:
+    """The template of one logical form (see the module docstring); the text itself if it cannot be lexed."""
+    try:
+        return _sparql_template(logical_form) if lf_type == "sparql" else _sql_template(logical_form)
+    except Exception:  # noqa: BLE001 - a pair whose form no longer lexes is its own template
+        return " ".join(logical_form.split())
+
+
+def _sql_template(sql: str) -> str:
+    from parsers.sql.validate import lex_sql
+    from sqlglot.tokens import TokenType
+
+    out = []
+    for token in lex_sql(sql):
+        if token.token_type in (TokenType.STRING, TokenType.NUMBER, TokenType.NATIONAL_STRING):
+            out.append("<v>")
+        elif token.token_type == TokenType.IDENTIFIER:
+            out.append(f'"{token.text.lower()}"')
+        else:
+            out.append(token.text.lower())
+    return " ".join(out)
+
+
+def _sparql_template(query: str) -> str:
+    from parsers.sparql.lexer import lex
+    from parsers.sparql.tokenize import tokenize_sparql
+
+    entities = {e.surface for e in tokenize_sparql(query, validate=False).entities}
+    out = []
+    for token in lex(query):
+        if token.kind in ("space", "comment"):
+            continue
+        if token.text in entities:
+            out.append("<e>")
+        elif token.kind in ("string", "number"):
+            out.append("<v>")
+        elif token.kind == "langtag":
+            continue  # "x"@en and "x" are one shape
+        else:
+            out.append(token.text if token.kind in ("iri", "pname", "var") else token.text.lower())
+    return " ".join(out)
+
+
+def assign_splits(templates: Sequence[str], fractions: Sequence[float] = DEFAULT_FRACTIONS,
+                  seed: int = 1) -> list[str]:
+    """The split of each pair, given each pair's template: whole templates dealt as the module says."""
+    if len(fractions) != len(SPLITS) or any(f < 0 for f in fractions) or not abs(sum(fractions) - 1.0) < 1e-6:
+        raise ValueError(f"split fractions must be three shares (train, validation, test) summing to 1, got {fractions}")
+    members: dict[str, list[int]] = defaultdict(list)
+    for index, template in enumerate(templates):
+        members[template].append(index)
+    order = sorted(members)
+    random.Random(seed).shuffle(order)
+    sizes = [0] * len(SPLITS)
+    out = [""] * len(templates)
+    for template in order:
+        # the split furthest below its share of what has been dealt so far (plus this template)
+        dealt = sum(sizes) + len(members[template])
+        pick = max(range(len(SPLITS)), key=lambda s: (fractions[s] * dealt - sizes[s], -s))
+        sizes[pick] += len(members[template])
+        for index in members[template]:
+            out[index] = SPLITS[pick]
+    return out
+
+
+def split_corpus(corpus: str | Path, fractions: Sequence[float] = DEFAULT_FRACTIONS, seed: int = 1) -> dict[str, Any]:
+    """Split a finished corpus's pairs by template (``write_template_splits``), record the splits in its
+    manifest and write its card again, so that its front matter names them; returns the summary."""
+    from qgen.synth.card import write_card
+
+    out = Path(corpus)
+    manifest_path = out / "manifest.json"
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
+    if manifest.get("status") != "complete":
+        raise ValueError(f"{out} is not a finished corpus (no complete manifest.json): synthesize it first")
+    summary = write_template_splits(out, fractions, seed)
+    manifest["splits"] = summary
+    write_card(out, manifest, manifest["settings"]["seed"])
+    tmp = manifest_path.with_name(".manifest.json.tmp")
+    tmp.write_text(json.dumps(manifest, indent=2))
+    tmp.replace(manifest_path)
+    return summary
+
+
+def write_template_splits(corpus: str | Path, fractions: Sequence[float] = DEFAULT_FRACTIONS,
+                          seed: int = 1) -> dict[str, Any]:
+    """Split a finished corpus's pairs by template into ``<corpus>/splits/``; returns the summary."""
+    out = Path(corpus)
+    shards = sorted((out / "pairs").glob("part-*.parquet"))
+    if not shards:
+        raise FileNotFoundError(f"{out / 'pairs'} holds no pair shards: split a finished corpus")
+    table = pa.concat_tables([pq.read_table(p) for p in shards])
+    types, forms = table.column("lf_type").to_pylist(), table.column("logical_form").to_pylist()
+    templates = [lf_template(t, lf) for t, lf in zip(types, forms)]
+    splits = assign_splits(templates, fractions, seed)
+    folder = out / FOLDER
+    folder.mkdir(exist_ok=True)
+    summary: dict[str, Any] = {"by": "template", "folder": FOLDER, "fractions": list(fractions), "seed": seed,
+                               "splits": {}}
+    for name in SPLITS:
+        rows = [i for i, s in enumerate(splits) if s == name]
+        part = table.take(pa.array(rows, type=pa.int64())) if rows else table.schema.empty_table()
+        tmp = folder / f".{name}.parquet.tmp"
+        pq.write_table(part, tmp)
+        tmp.replace(folder / f"{name}.parquet")
+        summary["splits"][name] = {"pairs": len(rows), "templates": len({templates[i] for i in rows})}
+    (folder / "templates.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return summary

@@ -1,0 +1,67 @@
+"""``--split-by template``: templates abstract values and keep shapes, whole templates go to one split
+in the fractions' proportions, and a split corpus's card makes ``datasets`` load three splits."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from test_synth_card_front_matter import corpus, front_matter  # noqa: F401 - the module's corpus fixture
+
+from qgen.synth.template_split import SPLITS, assign_splits, lf_template, split_corpus
+
+
+def test_templates_abstract_values_and_keep_shapes() -> None:
+    a = lf_template("sql", 'SELECT "Nationality" FROM "table" WHERE "Player" = \'Terrence Ross\'')
+    b = lf_template("sql", 'select "Nationality" from "table" where "Player" = \'Ann\'')
+    c = lf_template("sql", 'SELECT "Nationality" FROM "table" WHERE "Pick" = 3')
+    assert a == b == 'select "nationality" from "table" where "player" = <v>' and c != a
+    berlin = lf_template("sparql", "SELECT ?x WHERE { dbr:Berlin dbo:leader ?x }")
+    paris = lf_template("sparql", "SELECT ?x WHERE { <http://dbpedia.org/resource/Paris> dbo:leader ?x }")
+    assert berlin == paris == "select ?x where { <e> dbo:leader ?x }"
+    assert lf_template("sparql", 'SELECT ?x WHERE { ?x dbo:name "Bob"@en }') == \
+        lf_template("sparql", 'SELECT ?x WHERE { ?x dbo:name "Al" }')
+    assert lf_template("sparql", "not a query {") == "not a query {"  # its own template, never an error
+
+
+def test_whole_templates_go_to_one_split_near_the_fractions() -> None:
+    templates = [f"t{i % 50}" for i in range(1000)]  # 50 templates of 20 pairs each
+    splits = assign_splits(templates, (0.8, 0.1, 0.1), seed=3)
+    by_template = {}
+    for template, split in zip(templates, splits):
+        assert by_template.setdefault(template, split) == split
+    sizes = {name: splits.count(name) for name in SPLITS}
+    assert sizes == {"train": 800, "validation": 100, "test": 100}
+    assert splits == assign_splits(templates, (0.8, 0.1, 0.1), seed=3)  # seeded
+    assert splits != assign_splits(templates, (0.8, 0.1, 0.1), seed=4)
+    with pytest.raises(ValueError, match="summing to 1"):
+        assign_splits(templates, (0.8, 0.1))
+
+
+def test_a_split_corpus_loads_as_three_splits_that_share_no_template(corpus: Path, tmp_path: Path) -> None:  # noqa: F811
+    copy = tmp_path / "corpus"
+    shutil.copytree(corpus, copy)
+    summary = split_corpus(copy, fractions=(0.6, 0.2, 0.2), seed=1)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    assert manifest["splits"] == summary and list(summary["splits"]) == list(SPLITS)
+    ids, seen = [], {}
+    for name in SPLITS:
+        table = pq.read_table(copy / "splits" / f"{name}.parquet")
+        assert table.num_rows == summary["splits"][name]["pairs"]
+        ids += table.column("id").to_pylist()
+        for lf_type, lf in zip(table.column("lf_type").to_pylist(), table.column("logical_form").to_pylist()):
+            assert seen.setdefault(lf_template(lf_type, lf), name) == name
+    assert sorted(ids) == sorted(pq.read_table(copy / "pairs").column("id").to_pylist())  # a partition
+    meta, body = front_matter((copy / "README.md").read_text())
+    pairs_config = next(c for c in meta["configs"] if c["config_name"] == "pairs")
+    filled = [name for name in SPLITS if summary["splits"][name]["pairs"]]
+    assert [f["split"] for f in pairs_config["data_files"]] == filled and len(filled) >= 2
+    assert "share no" in body or "no template" in body
+    datasets = pytest.importorskip("datasets")
+    loaded = datasets.load_dataset(str(copy), cache_dir=str(tmp_path / "hf"))
+    assert {name: loaded[name].num_rows for name in loaded} == {n: summary["splits"][n]["pairs"] for n in filled}
+    with pytest.raises(ValueError, match="not a finished corpus"):
+        split_corpus(tmp_path)
