@@ -17,8 +17,10 @@ held out for validation (``qgen.benchmark.wikisql_valid_ids``), reported on the 
    ``_exact`` (each round-trip rule; the report's ``low_synthetic_round_trip`` is the row of the
    default rule for SQL), ``_both`` (over-copy and the default rule), and ``full`` (the whole
    training split, the ceiling); plus ``curve_<n>`` rows, the ``both`` filter at smaller synthetic
-   sizes, and ``<row>_seed<n>`` rows: a row's parser trained again with another seed (same split,
-   same synthetic set), which measures the run-to-run spread the differences must exceed.
+   sizes, ``finetune_<row>`` rows: a synthetic row's parser trained further on ``low`` alone (pre-training
+   on the mixture, then fine-tuning on the real labels, so the real pairs have the last word), and
+   ``<row>_seed<n>`` rows: a row's parser trained again with another seed (same split, same synthetic
+   set), which measures the run-to-run spread the differences must exceed.
 
 Every parser reads the question followed by its table's header (``qgen.table_context``), unless
 ``parser_header`` is off: dev tables are not training tables, and a parser that sees the question
@@ -157,10 +159,16 @@ def run_downstream(prep_dir: str | Path, work_dir: str | Path, results_dir: str 
         if (work / "rows" / row / "result.json").exists():
             continue
         base, seed = seeded_row(row)
+        init_from = None
+        if base.startswith(FINETUNE):  # the synthetic row's parser, trained on the real labels alone
+            pretrained = work / "rows" / base[len(FINETUNE):]
+            if not (pretrained / "done.json").exists():
+                raise ValueError(f"row {row} fine-tunes the parser of row {base[len(FINETUNE):]}: run that row first")
+            base, init_from = "low", str(pretrained / "best.pt")
         train_set = _row_training_set(base, splits, work, cfg)
         started = time.perf_counter()
         checkpoint = _train_once(work, row, train_set, splits.parser_pairs(splits.valid), cfg, "parse", timings, log,
-                                 seed=seed)
+                                 seed=seed, init_from=init_from)
         evaluation = evaluate_parser(Parser.load(checkpoint), splits.parser_pairs(splits.dev), "sql", beam=cfg.eval_beam)
         result = {"row": row, "train_pairs": len(train_set), "dev_lf_em": evaluation["lf_exact_match"],
                   "dev_examples": evaluation["examples"], "seconds": round(time.perf_counter() - started, 1)}
@@ -173,7 +181,8 @@ def run_downstream(prep_dir: str | Path, work_dir: str | Path, results_dir: str 
 
 def _train_once(work: Path, name: str, train_pairs: Sequence[Pair], valid_pairs: Sequence[Pair],
                 cfg: DownstreamConfig, task: str, timings: dict, log: Callable[[str], None],
-                calibrate_on: Sequence[Pair] | None = None, seed: int | None = None) -> Path:
+                calibrate_on: Sequence[Pair] | None = None, seed: int | None = None,
+                init_from: str | None = None) -> Path:
     """Train the generator (``work/generator``) or a row's parser (``work/rows/<name>``) unless done."""
     from qgen.checkpoint import read_payload
     from qgen.parse import PARSE_MAX_TGT_LEN, calibrate
@@ -190,8 +199,9 @@ def _train_once(work: Path, name: str, train_pairs: Sequence[Pair], valid_pairs:
     # The generator: Copy + Scratchpad with the extended vocabulary (it must copy unseen values); the
     # parser: Copynet with the extended vocabulary (values and column names come from the question).
     model_cfg = cfg.model("scratchpad_extended" if task == "generate" else "copynet_extended")
-    result = train(train_pairs, valid_pairs, model_cfg,
-                   cfg.train_config(epochs, 40 if task == "generate" else PARSE_MAX_TGT_LEN, seed), out,
+    train_cfg = replace(cfg.train_config(epochs, 40 if task == "generate" else PARSE_MAX_TGT_LEN, seed),
+                        init_from=init_from)
+    result = train(train_pairs, valid_pairs, model_cfg, train_cfg, out,
                    lambda line: log(f"[{name}] {line}"),
                    task_metadata(task, ["sql"], True, TABLE_HEADER if task == "parse" and cfg.parser_header else None))
     if calibrate_on is not None:
@@ -299,6 +309,7 @@ def _default_rule() -> str:
 
     return DEFAULT_RULES["sql"]
 CURVE_FILTER = "low_synthetic_both"  # the filter the curve rows use
+FINETUNE = "finetune_"  # finetune_<row>: <row>'s parser fine-tuned on the low labels alone
 
 
 def _row_training_set(row: str, splits: Splits, work: Path, cfg: DownstreamConfig) -> list[Pair]:
@@ -384,7 +395,7 @@ def _readme(m: dict) -> str:
              "|---|---:|---:|---:|---:|---:|"]
     rows = ["low", "low_synthetic_unfiltered", "low_synthetic_overcopy", "low_synthetic_round_trip",
             "low_synthetic_round_trip_score", "low_synthetic_round_trip_token", "low_synthetic_round_trip_exact",
-            "low_synthetic_both", *sorted(k for k in em if k.startswith("curve_")), "full"]
+            "low_synthetic_both", *sorted(k for k in em if k.startswith(("curve_", FINETUNE))), "full"]
     for name in rows:
         if name not in em:
             continue

@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
+import torch
 
 from qgen.datasets.registry import load_dataset
 from qgen.datasets.wikisql import wikisql_headers
@@ -62,8 +63,16 @@ def test_downstream_rows_report_and_settings(tmp_path: Path) -> None:
         RoundTripFilter(parser).check_compatible(["sql"])
     with pytest.raises(ValueError, match="reads each question with its table header"):
         evaluate_parser_file(parser, tmp_path / "prep" / "dev.parquet", tmp_path / "eval")
-    again = run_downstream(tmp_path / "prep", work, results, TINY, FIXTURES, rows=["low_seed7"], log=lambda line: None)
+    again = run_downstream(tmp_path / "prep", work, results, TINY, FIXTURES,
+                           rows=["low_seed7", "finetune_low_synthetic_unfiltered"], log=lambda line: None)
     assert set(again["dev_lf_em_by_parser_seed"]["low"]) == {"1", "7"}  # the spread of one row over parser seeds
+    # pre-trained on low + synthetic, then trained on the low labels alone
+    assert again["train_pairs"]["finetune_low_synthetic_unfiltered"] == again["train_pairs"]["low"]
+    payload = torch.load(work / "rows" / "finetune_low_synthetic_unfiltered" / "best.pt", weights_only=True)
+    assert payload["train_config"]["init_from"] == str(work / "rows" / "low_synthetic_unfiltered" / "best.pt")
+    with pytest.raises(ValueError, match="run that row first"):
+        run_downstream(tmp_path / "prep", work, results, TINY, FIXTURES, rows=["finetune_curve_99"],
+                       log=lambda line: None)
     assert "| low | 1: " in (results / "downstream" / "wikisql" / "README.md").read_text()
     with pytest.raises(ValueError, match="other settings"):  # never mixes two configurations in one table
         run_downstream(tmp_path / "prep", work, results, DownstreamConfig(**{**TINY.__dict__, "hidden": 32}), FIXTURES,
