@@ -59,6 +59,11 @@ def _device(name: str) -> str:
     return name
 
 
+def _log(quiet: bool):
+    """Where a command's progress lines go: the terminal, or nowhere with --quiet."""
+    return (lambda line: None) if quiet else typer.echo
+
+
 def _parse_names(pairs: List[str], option: str = "--name ID=NAME") -> dict[str, str]:
     names: dict[str, str] = {}
     for pair in pairs:
@@ -109,12 +114,13 @@ def preprocess(
     out: Path = typer.Option(Path("out/preprocessed"), "--out", help="Output folder for the Parquet files."),
     split: Optional[str] = typer.Option(None, "--split", help="Only this split (default: all)."),
     workers: Optional[int] = typer.Option(None, "--workers", help="Worker processes (default: all cores)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help=option_help.QUIET),
 ) -> None:
     """Tokenize a dataset into <out>/<split>.parquet and <out>/rejects.parquet; print the counts."""
     from qgen.preprocess import preprocess_dataset
     from qgen.progress import progress_bar
 
-    with progress_bar(f"preprocess {dataset}") as update:
+    with progress_bar(f"preprocess {dataset}", quiet) as update:
         report = preprocess_dataset(dataset, out, data_dir=data_dir, split=split, workers=workers, progress=update)
     typer.echo(report.summary())
     typer.echo(f"inputs={report.inputs} examples={report.total_examples} rejects={report.rejects}")
@@ -149,6 +155,7 @@ def train(
     init_from: Optional[Path] = typer.Option(None, "--init-from", help="Fine-tune this checkpoint on EXAMPLES "
                                                                      "(adaptation): its model and sizes, its "
                                                                      "vocabularies extended with the new tokens."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help=option_help.QUIET),
 ) -> None:
     """Train a question generator or a parser (resuming from <out>/last.pt when it is there)."""
     from dataclasses import replace
@@ -180,7 +187,7 @@ def train(
         typer.echo(f"fine-tuning {init_from} ({model_cfg.hidden_size} hidden, {model_cfg.num_layers} layers); "
                    "--model and the size options do not apply")
     result = train_on_examples(examples, out, model_cfg, cfg, entity_replacement=variant.entity_replacement,
-                               log=typer.echo, task=task)
+                               log=_log(quiet), task=task)
     typer.echo(f"{result.epochs_run} epochs on {result.device}; best epoch {result.best_epoch} "
                f"(valid loss {result.best_valid_loss:.3f}); wrote {Path(result.out_dir).resolve() / 'best.pt'}")
 
@@ -243,14 +250,13 @@ def generate(
     as_json: bool = typer.Option(False, "--json", help="JSON Lines: one {id, lf, lf_type, rank, question, "
                                                        "score} per question, {id, lf, error} per bad input."),
     no_repeat: bool = typer.Option(False, "--no-repeat", help=option_help.NO_REPEAT),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help=option_help.QUIET),
 ) -> None:
     """One-off generation: print the question(s) for logical forms, with their scores.
 
     An input that cannot be read gets one ``error: ...`` line on stderr (with --json, also its
     {"id", "lf", "error"} object on stdout) and the others still run; the exit code is then 1.
     """
-    import json
-
     from parsers import LF_TYPES
     from parsers.lf_type import AUTO
     from qgen.generate import generate_questions, read_generate_inputs
@@ -265,23 +271,35 @@ def generate(
         fail(f"--file {file}: {err}", 1)
     if not inputs:
         fail("no logical form given (an argument, --file or stdin)", 2)
+    from qgen.progress import progress_bar
+
     failed = 0
-    for result in generate_questions(inputs, checkpoint, names=_parse_names(name), beam=beam, num_return=num_return,
-                                     no_repeat=no_repeat):
-        if "error" in result:
-            failed += 1
-            typer.echo(f"error: {' '.join(str(result['error']).split())}", err=True)
-            if as_json:
-                typer.echo(json.dumps(result, ensure_ascii=False))
-            continue
-        for rank, (question, score) in enumerate(result["questions"], 1):
-            if as_json:
-                typer.echo(json.dumps({"id": result["id"], "lf": result["lf"], "lf_type": result["lf_type"],
-                                       "rank": rank, "question": question, "score": score}, ensure_ascii=False))
-            else:
-                typer.echo(f"{score:.3f}\t{question}")
+    results = generate_questions(inputs, checkpoint, names=_parse_names(name), beam=beam, num_return=num_return,
+                                 no_repeat=no_repeat)
+    with progress_bar("generate", quiet or len(inputs) == 1) as update:
+        for done, result in enumerate(results, 1):
+            update(done, len(inputs))
+            failed += _print_generated(result, as_json)
     if failed:
         raise typer.Exit(1)
+
+
+def _print_generated(result: dict, as_json: bool) -> int:
+    """One input's questions (or its error) as ``generate`` prints them; 1 for an error, else 0."""
+    import json
+
+    if "error" in result:
+        typer.echo(f"error: {' '.join(str(result['error']).split())}", err=True)
+        if as_json:
+            typer.echo(json.dumps(result, ensure_ascii=False))
+        return 1
+    for rank, (question, score) in enumerate(result["questions"], 1):
+        if as_json:
+            typer.echo(json.dumps({"id": result["id"], "lf": result["lf"], "lf_type": result["lf_type"],
+                                   "rank": rank, "question": question, "score": score}, ensure_ascii=False))
+        else:
+            typer.echo(f"{score:.3f}\t{question}")
+    return 0
 
 
 BENCHMARK_DEFAULT_MODELS = "seq2seq,seq2seq_priors,copynet,coverage,scratchpad,scratchpad_extended"
@@ -415,6 +433,7 @@ def synthesize(
                                              help="Source tokens per generation batch (logical forms x longest "
                                                   "one); default: what fits the device."),
     config: Optional[Path] = config_option(),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help=option_help.QUIET),
     split_by: str = typer.Option("none", "--split-by", help="template: also write train/validation/test splits "
                                                             "that share no logical-form template (splits/)."),
     dedup_against: List[Path] = typer.Option([], "--dedup-against", help="Leave out logical forms that these "
@@ -461,9 +480,9 @@ def synthesize(
                                   min_score=min_score)
     from qgen.progress import progress_bar
 
-    with progress_bar("synthesize") as update:
+    with progress_bar("synthesize", quiet) as update:
         manifest = synthesize_from_source(source, checkpoint, out, beam=beam, shard_size=shard_size,
-                                          thresholds=thresholds, seed=seed, log=typer.echo, no_repeat=no_repeat,
+                                          thresholds=thresholds, seed=seed, log=_log(quiet), no_repeat=no_repeat,
                                           progress=lambda done: update(done, None), round_trip=round_trip,
                                           max_tokens=max_tokens, device=device)
     counts = manifest["counts"]

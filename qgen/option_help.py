@@ -12,3 +12,4 @@ BENCHMARK_SEED = ("Initialisation, batch order, dropout masks and teacher-forcin
                   "stays fixed); another seed than 1 trains into folders suffixed _seed<N>.")
 
 DEVICE = "auto (a CUDA GPU when torch sees one, else the CPU), cpu, cuda or cuda:N."
+QUIET = "No progress bar and no log lines: only the command's results (and errors) are printed."

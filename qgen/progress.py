@@ -6,8 +6,12 @@ from typing import Callable, Iterator
 
 
 @contextmanager
-def progress_bar(description: str) -> Iterator[Callable[[int, int | None], None]]:
-    """Yields ``update(done, total)``; draws on stderr, so stdout keeps only the command's results."""
+def progress_bar(description: str, quiet: bool = False) -> Iterator[Callable[[int, int | None], None]]:
+    """Yields ``update(done, total)``; draws on stderr, so stdout keeps only the command's results.
+    With ``quiet`` nothing is drawn."""
+    if quiet:
+        yield lambda done, total=None: None
+        return
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
