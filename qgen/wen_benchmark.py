@@ -154,9 +154,24 @@ def run_wen_benchmark(domain: str, rows: Sequence[str], cfg: WenBenchConfig, wor
         (out / row).mkdir(parents=True, exist_ok=True)
         shutil.copyfile(Path(work_dir) / domain / row / "test_outputs.txt", out / row / "test_outputs.txt")
         (out / row / "metrics.json").write_text(json.dumps(metrics, indent=2))
+    _score_hdc(domain, out, cfg, Path(data_dir) if data_dir else None)
     readme = out / "README.md"
     readme.write_text(_readme(domain, out))
     return readme
+
+
+def _score_hdc(domain: str, out: Path, cfg: WenBenchConfig, data_dir: Path | None) -> None:
+    """The metric check: RNNLG's handcrafted baseline (HDC, shipped with the test set) scored by our
+    code beside the paper's HDC row, once per domain (``hdc.json``)."""
+    from qgen.metrics import wen
+
+    path = out / "hdc.json"
+    if path.exists() and (json.loads(path.read_text())["METEOR"] is not None or not cfg.java_metrics):
+        return
+    test_set = wen.load_test_set(domain, _domain_folder(data_dir, domain) / "test.json")
+    figures = wen.score(wen.rnnlg_baseline_outputs(test_set), test_set, java_metrics=cfg.java_metrics)
+    out.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(figures, indent=2))
 
 
 def _texts(token_lists: list[list[str]], examples: Sequence[AgendaExample], domain: str) -> list[str]:
@@ -179,6 +194,10 @@ def _readme(domain: str, out: Path) -> str:
     for name, figures in PAPER.items():
         bleu, meteor = figures[domain]
         lines.append(f"| {name} | {bleu:.2f} | {meteor:.2f} | paper | | | |")
+    hdc = json.loads((out / "hdc.json").read_text()) if (out / "hdc.json").exists() else None
+    if hdc:
+        meteor = "" if hdc["METEOR"] is None else f"{hdc['METEOR']:.2f}"
+        lines.append(f"| HDC, scored here (metric check) | {hdc['BLEU']:.2f} | {meteor} | ours | | | |")
     for row, m in ours.items():
         meteor = m["test"].get("METEOR")
         lines.append(f"| {row} | {m['test']['BLEU']:.2f} | {'' if meteor is None else f'{meteor:.2f}'} | ours "

@@ -54,7 +54,7 @@ def test_the_benchmark_selects_on_dev_bleu_and_writes_the_table(tmp_path: Path) 
     assert len(outputs) == 3
     table = readme.read_text()
     assert "| Checklist | 90.61 | 62.10 | paper |" in table and "| kiddon_checklist |" in table
-    assert "no recipe data" in table
+    assert "no recipe data" in table and "| HDC, scored here (metric check) |" in table
 
 
 def test_the_command_refuses_an_unknown_row(tmp_path: Path) -> None:
