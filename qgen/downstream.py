@@ -263,7 +263,9 @@ def _judge(candidates: list[dict], parser: Path, timings: dict) -> None:
     """Each round-trip rule's verdict on every candidate (in place), timed per rule."""
     from qgen.synth.round_trip import RoundTripFilter
 
-    reads_header = Parser.load(parser).input_context is not None
+    from qgen.checkpoint import read_payload
+
+    reads_header = read_payload(parser).get("input_context") is not None
     questions = [_parser_question(c, reads_header) for c in candidates]
     lfs = [c["lf_tokens"] for c in candidates]
     for rule in ("score", "token", "exact"):
