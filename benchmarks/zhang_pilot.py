@@ -31,7 +31,6 @@ import argparse
 import json
 import random
 import shlex
-import shutil
 import sys
 import tempfile
 import time
@@ -43,68 +42,22 @@ sys.path.insert(0, str(REPO))
 
 import torch  # noqa: E402
 
-from qgen.checkpoint import load_checkpoint  # noqa: E402
 from qgen.datasets import e2e_bpe  # noqa: E402
-from qgen.decode import beam_search  # noqa: E402
+from qgen.e2e_benchmark import ROWS, train_selecting_on_bleu  # noqa: E402
 from qgen.metrics import e2e_official  # noqa: E402
-from qgen.model import VARIANTS, make_batch  # noqa: E402
-from qgen.model.vocab import EOS  # noqa: E402
-from qgen.train import TrainConfig, resolve_device, train  # noqa: E402
+from qgen.model import VARIANTS  # noqa: E402
+from qgen.train import TrainConfig, resolve_device  # noqa: E402
 from qgen.version import code_version  # noqa: E402
 
-ROWS = ("zhang_baseline", "zhang_caencoder", "zhang_caencoder_attreg")
 OUT = REPO / "benchmarks" / "results" / "e2e-zhang" / "experiments"
-
-
-def decode_dev(checkpoint: Path, mrs: list[str], segment: e2e_bpe.Segmenter, beam: int, max_len: int,
-               batch_size: int = 50) -> list[str]:
-    """One output per dev MR: beam search, raw log-probability (alpha 0), "@@ " removed."""
-    model, src_vocab, tgt_vocab, _ = load_checkpoint(checkpoint)
-    return decode_mrs(model, src_vocab, tgt_vocab, mrs, segment, beam, max_len, batch_size)
-
-
-def decode_mrs(model, src_vocab, tgt_vocab, mrs: list[str], segment: e2e_bpe.Segmenter, beam: int, max_len: int,
-               batch_size: int = 50) -> list[str]:
-    """One output per MR from a loaded model (or an ``Ensemble``): beam search, alpha 0, "@@ " removed."""
-    device = next(model.parameters()).device
-    sources = [segment(e2e_bpe.moses_tokens(e2e_bpe.flatten_mr(mr))) + [EOS] for mr in mrs]
-    outputs = []
-    for start in range(0, len(sources), batch_size):
-        batch = make_batch(sources[start:start + batch_size], None, src_vocab, tgt_vocab, "none").to(device)
-        for row in beam_search(model, batch, beam=beam, max_len=max_len, alpha=0.0):
-            outputs.append(e2e_bpe.remove_bpe(tgt_vocab.decode(row[0].ids)))
-    return outputs
 
 
 def run_row(name: str, model_cfg, train_cfg: TrainConfig, train_pairs, valid_pairs, references,
             segment: e2e_bpe.Segmenter, args: argparse.Namespace, run_dir: Path) -> dict:
-    """Train one row; with ``--select bleu`` epoch by epoch (a run resumed with more epochs continues
-    it), decoding dev after each and keeping the epoch of the best dev BLEU (the paper's selection;
-    its checkpoint is copied to best_bleu.pt);
-    with ``--select nll`` once, decoding best.pt (lowest validation NLL)."""
-    log = lambda line: print(f"  {name}: {line}", flush=True)  # noqa: E731
-    train_s = decode_s = 0.0
-    best: dict = {}
-    epochs = range(1, train_cfg.epochs + 1) if args.select == "bleu" else [train_cfg.epochs]
-    for epoch in epochs:
-        began = time.perf_counter()
-        run = train(train_pairs, valid_pairs, model_cfg, replace(train_cfg, epochs=epoch), run_dir, log=log)
-        train_s += time.perf_counter() - began
-        began = time.perf_counter()
-        checkpoint = run_dir / ("last.pt" if args.select == "bleu" else "best.pt")
-        outputs = decode_dev(checkpoint, list(references.mrs), segment, args.beam, e2e_bpe.MAX_TOKENS)
-        bleu = e2e_official.bleu(outputs, references.references)
-        decode_s += time.perf_counter() - began
-        selected = epoch if args.select == "bleu" else run.best_epoch
-        log(f"dev BLEU {bleu:.4f} (epoch {selected})")
-        if not best or bleu > best["bleu"]:
-            if args.select == "bleu":  # the selected model, kept for test decoding and the ensemble
-                shutil.copyfile(checkpoint, run_dir / "best_bleu.pt")
-            best = {"bleu": bleu, "outputs": outputs, "selected_epoch": selected, "valid_nll": run.history[selected - 1].valid_loss}
-    figures = e2e_official.score(best["outputs"], references.references, java_metrics=not args.no_java)
-    return {"figures": figures, "selected_epoch": best["selected_epoch"], "selected_on": args.select,
-            "valid_nll": best["valid_nll"], "outputs": best["outputs"], "train_seconds": round(train_s, 1),
-            "decode_seconds": round(decode_s, 1)}
+    """One row through ``qgen.e2e_benchmark.train_selecting_on_bleu`` with this script's options."""
+    return train_selecting_on_bleu(name, model_cfg, train_cfg, train_pairs, valid_pairs, references, segment,
+                                   args.beam, run_dir, args.select, not args.no_java,
+                                   log=lambda line: print(line, flush=True))
 
 
 def main() -> None:

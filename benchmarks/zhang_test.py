@@ -19,38 +19,16 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "benchmarks"))
 
 import torch  # noqa: E402
 
-from qgen.checkpoint import load_checkpoint  # noqa: E402
 from qgen.datasets import e2e_bpe  # noqa: E402
+from qgen.e2e_benchmark import PAPER, ROWS, decode_mrs, row_ensemble  # noqa: E402
 from qgen.metrics import e2e_official  # noqa: E402
-from qgen.model.ensemble import Ensemble  # noqa: E402
 from qgen.train import resolve_device  # noqa: E402
 from qgen.version import code_version  # noqa: E402
-from zhang_pilot import ROWS, decode_mrs  # noqa: E402
 
-# The paper's test figures (Table 1; its NIST printed as 8.1804, the released outputs give 8.1840).
-PAPER_TEST = {"zhang_caencoder_attreg": {"BLEU": 0.6545, "NIST": 8.1804, "ROUGE_L": 0.7083, "METEOR": 0.4392,
-                                         "CIDEr": 2.1012}}
-
-
-def row_ensemble(runs: Path, row: str, seeds: list[int], device: torch.device):
-    """The row's members (one per seed) behind one step contract, and the vocabularies they share."""
-    members, vocabs = [], None
-    for seed in seeds:
-        folder = runs / f"{row}_seed{seed}"
-        checkpoint = folder / "best_bleu.pt" if (folder / "best_bleu.pt").is_file() else folder / "best.pt"
-        if not checkpoint.is_file():
-            raise FileNotFoundError(f"{folder}: no best_bleu.pt or best.pt (train it with benchmarks/zhang_pilot.py "
-                                    f"--runs {runs} --seed {seed})")
-        model, src_vocab, tgt_vocab, _ = load_checkpoint(checkpoint, device)
-        if vocabs is not None and (vocabs[0].itos, vocabs[1].itos) != (src_vocab.itos, tgt_vocab.itos):
-            raise ValueError(f"{checkpoint}: its vocabularies differ from the first seed's (other data preparation)")
-        vocabs = vocabs or (src_vocab, tgt_vocab)
-        members.append(model)
-    return Ensemble(members).eval(), vocabs[0], vocabs[1]
+PAPER_TEST = {"zhang_caencoder_attreg": PAPER["test"]["zhang_caencoder_attreg"]}  # the paper's test figures
 
 
 def main() -> None:

@@ -307,14 +307,16 @@ BENCHMARK_DEFAULT_MODELS = "seq2seq,seq2seq_priors,copynet,coverage,scratchpad,s
 
 @app.command()
 def benchmark(
-    dataset: str = typer.Argument("webqsp", help="webqsp or wikisql; wen-hotel or wen-restaurant (Kiddon et al.'s "
-                                                 "checklist); or downstream (then TARGET: wikisql)."),
+    dataset: str = typer.Argument("webqsp", help="webqsp or wikisql; e2e (Zhang et al.'s CAEncoder); wen-hotel or "
+                                                 "wen-restaurant (Kiddon et al.'s checklist); or downstream "
+                                                 "(then TARGET: wikisql)."),
     target: Optional[str] = typer.Argument(None, help="With downstream: the dataset (wikisql)."),
     models: str = typer.Option(BENCHMARK_DEFAULT_MODELS, "--models",
                                help="Comma-separated rows of the seed paper's Table 1 (+ scratchpad_extended); "
+                                    "e2e: zhang_baseline,zhang_caencoder,zhang_caencoder_attreg; "
                                     "wen-*: kiddon_checklist,kiddon_attention."),
-    epochs: int = typer.Option(75, "--epochs", help="Epochs per model (the paper: 75; wen-*: at most 50, "
-                                                    "stopping early on dev BLEU)."),
+    epochs: int = typer.Option(75, "--epochs", help="Epochs per model (the paper: 75; e2e: 5; wen-*: at most "
+                                                    "50, stopping early on dev BLEU)."),
     max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="Time budget per model; resumable."),
     glove: Optional[Path] = typer.Option(None, "--glove", help="GloVe-format 300d vectors, if you have them."),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Datasets root."),
@@ -343,6 +345,18 @@ def benchmark(
         typer.echo(f"wrote {results / 'downstream' / 'wikisql' / 'metrics.json'}")
         return
 
+    if dataset == "e2e":  # seed 003's table (qgen/e2e_benchmark.py)
+        from qgen.e2e_benchmark import ROWS as E2E_ROWS
+        from qgen.e2e_benchmark import E2EBenchConfig, run_e2e_benchmark
+
+        rows = E2E_ROWS if models == BENCHMARK_DEFAULT_MODELS else tuple(models.split(","))
+        e2e_cfg = E2EBenchConfig(epochs=5 if epochs == 75 else epochs, seeds=(seed, seed + 1), max_seconds=max_seconds)
+        try:
+            readme = run_e2e_benchmark(rows, e2e_cfg, work_dir / "e2e", results, data_dir, log=typer.echo)
+        except (ValueError, FileNotFoundError) as error:
+            fail(str(error), 2)
+        typer.echo(f"wrote {readme}")
+        return
     if dataset in ("wen-hotel", "wen-restaurant"):  # seed 004's dialogue table (qgen/wen_benchmark.py)
         from qgen.wen_benchmark import ROWS, WenBenchConfig, run_wen_benchmark
 

@@ -134,3 +134,13 @@ def test_wen_benchmark_flow_runs_each_row_and_publishes_the_table(harness: None,
     assert [(m["domain"], m["row"], m["epochs_run"]) for m in metrics] == [("hotel", "kiddon_checklist", 1)]
     assert "| kiddon_checklist |" in artifacts("qgen-benchmark-wen-hotel")[-1].data
     assert "hotel-kiddon_checklist" in task_run_names()
+
+
+def test_e2e_benchmark_flow_trains_the_seeds_and_publishes_the_table(harness: None, tmp_path: Path) -> None:
+    from flows.data_to_text import e2e_benchmark_flow
+
+    report = e2e_benchmark_flow(["zhang_caencoder"], epochs=1, seeds=[1, 2], device="cpu", data_dir=str(FIXTURES),
+                                work_dir=str(tmp_path / "work"), results=str(tmp_path / "results"),
+                                java_metrics=False, hidden=16, embedding=8)
+    assert set(report["dev"]) == {"zhang_caencoder_seed1", "zhang_caencoder_seed2"} and "zhang_caencoder" in report["test"]
+    assert "| test | zhang_caencoder | ours (ensemble of seeds 1, 2) |" in artifacts("qgen-benchmark-e2e")[-1].data

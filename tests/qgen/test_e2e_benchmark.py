@@ -1,0 +1,47 @@
+"""Seed 003's E2E benchmark on the E2E fixture at toy size: each row trained per seed with selection
+on dev BLEU, its seeds decoded on test as one ensemble, the table beside the paper's rows."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from qgen.cli import app
+from qgen.e2e_benchmark import E2EBenchConfig, run_e2e_benchmark
+from qgen.metrics.e2e_official import read_references
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "datasets"
+torch.set_num_threads(1)
+
+
+def test_a_row_trains_per_seed_and_its_seeds_decode_test_as_one_ensemble(tmp_path: Path) -> None:
+    cfg = E2EBenchConfig(epochs=2, seeds=(1, 2), java_metrics=False, hidden=16, embedding=8, batch_size=8,
+                         learning_rate=1e-2, device="cpu")
+    readme = run_e2e_benchmark(["zhang_caencoder_attreg"], cfg, tmp_path / "work", tmp_path / "results", FIXTURES,
+                               log=lambda _: None)
+    out = tmp_path / "results" / "e2e-zhang"
+    report = json.loads((out / "metrics.json").read_text())
+    assert set(report["dev"]) == {"zhang_caencoder_attreg_seed1", "zhang_caencoder_attreg_seed2"}
+    for run in report["dev"].values():
+        assert run["selected_on"] == "bleu" and run["selected_epoch"] in (1, 2)
+        assert 0.0 <= run["figures"]["BLEU"] <= 1.0 and run["figures"]["METEOR"] is None
+    for seed in (1, 2):
+        assert (tmp_path / "work" / f"zhang_caencoder_attreg_seed{seed}" / "best_bleu.pt").is_file()
+    test_lines = (out / "test" / "zhang_caencoder_attreg.tsv").read_text().splitlines()
+    mrs = read_references(FIXTURES / "e2e" / "testset_w_refs.csv").mrs  # one output per distinct test MR
+    assert test_lines[0] == "MR\toutput" and [line.split("\t")[0] for line in test_lines[1:]] == list(mrs)
+    assert 0.0 <= report["test"]["zhang_caencoder_attreg"]["BLEU"] <= 1.0
+    table = readme.read_text()
+    assert "| test | zhang_caencoder_attreg | paper | 0.6545 |" in table
+    assert "| test | zhang_caencoder_attreg | ours (ensemble of seeds 1, 2) |" in table
+
+
+def test_the_command_refuses_an_unknown_row(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["benchmark", "e2e", "--models", "tgen", "--data-dir", str(FIXTURES),
+                                      "--work-dir", str(tmp_path), "--results", str(tmp_path)])
+    assert result.exit_code == 2 and "unknown row(s) tgen" in result.output
+    with pytest.raises(ValueError, match="unknown row"):
+        run_e2e_benchmark(["tgen"], E2EBenchConfig(), tmp_path, tmp_path, FIXTURES)
