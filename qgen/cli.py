@@ -311,11 +311,12 @@ def benchmark(
                                                  "wen-restaurant (Kiddon et al.'s checklist); or downstream "
                                                  "(then TARGET: wikisql)."),
     target: Optional[str] = typer.Argument(None, help="With downstream: the dataset (wikisql)."),
-    models: str = typer.Option(BENCHMARK_DEFAULT_MODELS, "--models",
-                               help="Comma-separated rows of the seed paper's Table 1 (+ scratchpad_extended); "
+    models: Optional[str] = typer.Option(None, "--models",
+                               help="Comma-separated rows (default: all of the table): the seed paper's Table 1 "
+                                    "(seq2seq,seq2seq_priors,copynet,coverage,scratchpad) + scratchpad_extended; "
                                     "e2e: zhang_baseline,zhang_caencoder,zhang_caencoder_attreg; "
                                     "wen-*: kiddon_checklist,kiddon_attention."),
-    epochs: int = typer.Option(75, "--epochs", help="Epochs per model (the paper: 75; e2e: 5; wen-*: at most "
+    epochs: Optional[int] = typer.Option(None, "--epochs", help="Epochs per model (default: the paper's 75; e2e: 5; wen-*: at most "
                                                     "50, stopping early on dev BLEU)."),
     max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="Time budget per model; resumable."),
     glove: Optional[Path] = typer.Option(None, "--glove", help="GloVe-format 300d vectors, if you have them."),
@@ -349,8 +350,8 @@ def benchmark(
         from qgen.e2e_benchmark import ROWS as E2E_ROWS
         from qgen.e2e_benchmark import E2EBenchConfig, run_e2e_benchmark
 
-        rows = E2E_ROWS if models == BENCHMARK_DEFAULT_MODELS else tuple(models.split(","))
-        e2e_cfg = E2EBenchConfig(epochs=5 if epochs == 75 else epochs, seeds=(seed, seed + 1), max_seconds=max_seconds)
+        rows = tuple(models.split(",")) if models else E2E_ROWS
+        e2e_cfg = E2EBenchConfig(epochs=epochs or 5, seeds=(seed, seed + 1), max_seconds=max_seconds)
         try:
             readme = run_e2e_benchmark(rows, e2e_cfg, work_dir / "e2e", results, data_dir, log=typer.echo)
         except (ValueError, FileNotFoundError) as error:
@@ -360,8 +361,8 @@ def benchmark(
     if dataset in ("wen-hotel", "wen-restaurant"):  # seed 004's dialogue table (qgen/wen_benchmark.py)
         from qgen.wen_benchmark import ROWS, WenBenchConfig, run_wen_benchmark
 
-        rows = ROWS if models == BENCHMARK_DEFAULT_MODELS else tuple(models.split(","))
-        wen_cfg = WenBenchConfig(epochs=50 if epochs == 75 else epochs, seed=seed, max_seconds=max_seconds)
+        rows = tuple(models.split(",")) if models else ROWS
+        wen_cfg = WenBenchConfig(epochs=epochs or 50, seed=seed, max_seconds=max_seconds)
         try:
             readme = run_wen_benchmark(dataset.split("-", 1)[1], rows, wen_cfg, work_dir / "wen", results, data_dir,
                                        log=typer.echo)
@@ -370,9 +371,10 @@ def benchmark(
         typer.echo(f"wrote {readme}")
         return
 
-    cfg = _train_config(epochs=epochs, max_seconds=max_seconds, glove_path=str(glove) if glove else None,
+    cfg = _train_config(epochs=epochs or 75, max_seconds=max_seconds, glove_path=str(glove) if glove else None,
                         teacher_forcing=teacher_forcing, teacher_forcing_per=teacher_forcing_per, seed=seed)
-    readme = run_benchmark(dataset, models.split(","), cfg, work_dir, results, data_dir, no_repeat=no_repeat,
+    readme = run_benchmark(dataset, (models or BENCHMARK_DEFAULT_MODELS).split(","), cfg, work_dir, results, data_dir,
+                           no_repeat=no_repeat,
                            log=typer.echo)
     typer.echo(f"wrote {readme}")
 
@@ -409,7 +411,11 @@ def downstream(
                                parser_header=parser_header)
     except ValueError as error:
         fail(str(error), 2)
-    metrics = run_downstream(prep, work_dir, results, cfg, data_dir, rows.split(",") if rows else None, log=typer.echo)
+    try:
+        metrics = run_downstream(prep, work_dir, results, cfg, data_dir, rows.split(",") if rows else None,
+                                 log=typer.echo)
+    except ValueError as error:  # other settings in the work folder, a row before its prerequisite, no headers
+        fail(str(error), 2)
     for row, value in metrics["dev_lf_em"].items():
         typer.echo(f"{row}: dev LF exact match {value:.4f}")
     typer.echo(f"wrote {results / 'downstream' / 'wikisql' / 'metrics.json'}")

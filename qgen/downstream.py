@@ -126,7 +126,7 @@ def load_splits(prep_dir: Path, cfg: DownstreamConfig, data_dir: Path | None) ->
         missing = [p.id for p in (*train_pairs, *valid_pairs, *dev_pairs) if p.id not in headers]
         if missing:
             raise ValueError(f"{len(missing)} WikiSQL examples have no table header (first: {missing[0]}); "
-                             "run with parser_header off")
+                             "run with --question-only")
     return Splits(low, train_pairs, valid_pairs, dev_pairs, raw, headers)
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -74,40 +73,40 @@ def decode_mrs(model, src_vocab, tgt_vocab, mrs: Sequence[str], segment, beam: i
 def train_selecting_on_bleu(name: str, model_cfg, train_cfg, train_pairs, valid_pairs, references, segment,
                             beam: int, run_dir: Path, select: str = "bleu", java_metrics: bool = True,
                             log: Callable[[str], None] = print) -> dict:
-    """Train one row; with ``select="bleu"`` epoch by epoch (a run resumed with more epochs continues
-    it), decoding dev after each and keeping the epoch of the best dev BLEU (the paper's selection;
-    its checkpoint is copied to ``best_bleu.pt``); with ``select="nll"`` once, decoding ``best.pt``
-    (lowest validation NLL). Returns the dev figures, the outputs and the time spent."""
+    """Train one row; with ``select="bleu"`` epoch by epoch (qgen.dev_selection: resumable, the best
+    epoch's checkpoint kept as ``best_bleu.pt``: the paper's selection); with ``select="nll"`` once,
+    decoding ``best.pt`` (lowest validation NLL). Returns the dev figures, the outputs and the time spent."""
     from qgen.checkpoint import load_checkpoint
     from qgen.datasets import e2e_bpe
+    from qgen.dev_selection import train_selecting_on_dev
     from qgen.metrics import e2e_official
     from qgen.train import train
 
     say = lambda line: log(f"  {name}: {line}")  # noqa: E731
-    train_s = decode_s = 0.0
-    best: dict = {}
-    epochs = range(1, train_cfg.epochs + 1) if select == "bleu" else [train_cfg.epochs]
-    for epoch in epochs:
-        began = time.perf_counter()
-        run = train(train_pairs, valid_pairs, model_cfg, replace(train_cfg, epochs=epoch), run_dir, log=say)
-        train_s += time.perf_counter() - began
-        began = time.perf_counter()
-        checkpoint = run_dir / ("last.pt" if select == "bleu" else "best.pt")
+
+    def train_to(epoch: int):
+        return train(train_pairs, valid_pairs, model_cfg, replace(train_cfg, epochs=epoch), run_dir, log=say)
+
+    def dev_bleu(checkpoint: Path) -> tuple[float, list]:
         model, src_vocab, tgt_vocab, _ = load_checkpoint(checkpoint)
         outputs = decode_mrs(model, src_vocab, tgt_vocab, list(references.mrs), segment, beam, e2e_bpe.MAX_TOKENS)
-        bleu = e2e_official.bleu(outputs, references.references)
-        decode_s += time.perf_counter() - began
-        selected = epoch if select == "bleu" else run.best_epoch
-        say(f"dev BLEU {bleu:.4f} (epoch {selected})")
-        if not best or bleu > best["bleu"]:
-            if select == "bleu":  # the selected model, kept for test decoding and the ensemble
-                shutil.copyfile(checkpoint, run_dir / "best_bleu.pt")
-            best = {"bleu": bleu, "outputs": outputs, "selected_epoch": selected,
-                    "valid_nll": run.history[selected - 1].valid_loss}
-    figures = e2e_official.score(best["outputs"], references.references, java_metrics=java_metrics)
-    return {"figures": figures, "selected_epoch": best["selected_epoch"], "selected_on": select,
-            "valid_nll": best["valid_nll"], "outputs": best["outputs"], "train_seconds": round(train_s, 1),
-            "decode_seconds": round(decode_s, 1)}
+        return e2e_official.bleu(outputs, references.references), outputs
+
+    if select == "bleu":
+        state = train_selecting_on_dev(run_dir, train_cfg.epochs, train_to, dev_bleu, log=say)
+        best, outputs = state["best"], state["best_outputs"]
+        selected, valid_nll = best["epoch"], best["valid_nll"]
+        train_s, decode_s = state["train_seconds"], state["decode_seconds"]
+    else:
+        began = time.perf_counter()
+        run = train_to(train_cfg.epochs)
+        train_s, began = time.perf_counter() - began, time.perf_counter()
+        _, outputs = dev_bleu(run_dir / "best.pt")
+        decode_s = time.perf_counter() - began
+        selected, valid_nll = run.best_epoch, run.best_valid_loss
+    figures = e2e_official.score(outputs, references.references, java_metrics=java_metrics)
+    return {"figures": figures, "selected_epoch": selected, "selected_on": select, "valid_nll": valid_nll,
+            "outputs": outputs, "train_seconds": round(train_s, 1), "decode_seconds": round(decode_s, 1)}
 
 
 def row_ensemble(runs: Path, row: str, seeds: Sequence[int], device: torch.device):

@@ -18,7 +18,8 @@ Protocol (../shared/specs/data-to-text-seeds.md, seed 004 and open choices 13-16
   at most the agenda's size); the attention model takes the most probable beam;
 - scores: BLEU-4 (RNNLG's scorer) and METEOR 1.5 (needs Java) on the test set, one output per record.
 
-Each row's checkpoints stay under ``work_dir/<domain>/<row>``; a finished row is not run again.
+Each row's checkpoints stay under ``work_dir/<domain>/<row>_seed<n>`` (resumable, qgen.dev_selection);
+a row finished with the same settings is not run again.
 Kiddon et al. post-process outputs (duplicated determiners removed, plural "-s" merged); the RNNLG
 normalisation splits "-s" again before scoring, so we leave outputs as generated.
 """
@@ -54,7 +55,7 @@ class WenBenchConfig:
     optimizer: str = "adam"  # the paper: sgd at 0.1 (see the module docstring)
     beam: int = 10
     seed: int = 1
-    max_seconds: float | None = None  # per row, training time; the row stops after the epoch that spends it
+    max_seconds: float | None = None  # per row, training time; no epoch starts after it is spent
     java_metrics: bool = True  # METEOR (Java); BLEU alone without
 
 
@@ -84,16 +85,21 @@ def decode(model: torch.nn.Module, src_vocab, tgt_vocab, examples: Sequence[Agen
 
 def run_row(domain: str, row: str, cfg: WenBenchConfig, work_dir: Path, data_dir: Path | None,
             log: Callable[[str], None]) -> dict:
-    """Train one row with selection on dev BLEU, decode and score test; returns its metrics."""
+    """Train one row with selection on dev BLEU (resumable), decode and score test; returns its metrics.
+    A row finished with the same configuration is not run again; with another one it is refused."""
     from qgen.checkpoint import load_checkpoint
+    from qgen.dev_selection import BEST, train_selecting_on_dev
     from qgen.metrics import wen
     from qgen.model import VARIANTS
     from qgen.train import TrainConfig, train
     from qgen.version import code_version
 
-    run_dir = work_dir / domain / row
+    run_dir = work_dir / domain / f"{row}_seed{cfg.seed}"
     if (run_dir / "metrics.json").exists():
-        return json.loads((run_dir / "metrics.json").read_text())
+        metrics = json.loads((run_dir / "metrics.json").read_text())
+        if metrics["config"] == asdict(cfg):
+            return metrics
+        raise ValueError(f"{run_dir} holds a finished run with other settings; use another --work-dir")
     splits = {s: agenda_examples(domain, s, data_dir) for s in ("train", "dev", "test")}
     folder = _domain_folder(data_dir, domain)
     dev_set, test_set = (wen.load_test_set(domain, folder / name) for name in ("valid.json", "test.json"))
@@ -101,35 +107,30 @@ def run_row(domain: str, row: str, cfg: WenBenchConfig, work_dir: Path, data_dir
     rerank = row == "kiddon_checklist"
     train_cfg = TrainConfig(epochs=1, batch_size=cfg.batch_size, learning_rate=cfg.learning_rate,
                             optimizer=cfg.optimizer, teacher_forcing=1.0, seed=cfg.seed, max_tgt_len=MAX_LEN)
-    history: list[dict] = []
-    best: dict = {}
-    train_s = decode_s = 0.0
-    for epoch in range(1, cfg.epochs + 1):
-        began = time.perf_counter()
-        run = train([e.pair for e in splits["train"]], [e.pair for e in splits["dev"]], variant.model,
-                    replace(train_cfg, epochs=epoch), run_dir, log=lambda line: log(f"[{domain} {row}] {line}"))
-        train_s += time.perf_counter() - began
-        began = time.perf_counter()
-        model, src_vocab, tgt_vocab, _ = load_checkpoint(run_dir / "last.pt")
+    say = lambda line: log(f"[{domain} {row}] {line}")  # noqa: E731
+
+    def train_to(epoch: int):
+        return train([e.pair for e in splits["train"]], [e.pair for e in splits["dev"]], variant.model,
+                     replace(train_cfg, epochs=epoch), run_dir, log=say)
+
+    def dev_bleu(checkpoint: Path) -> tuple[float, list]:
+        model, src_vocab, tgt_vocab, _ = load_checkpoint(checkpoint)
         outputs = _texts(decode(model, src_vocab, tgt_vocab, splits["dev"], cfg.beam, rerank), splits["dev"], domain)
-        bleu = wen.bleu(outputs, dev_set.references)
-        decode_s += time.perf_counter() - began
-        history.append({"epoch": epoch, "dev_bleu": round(bleu, 2), "valid_nll": round(run.history[-1].valid_loss, 4)})
-        log(f"[{domain} {row}] epoch {epoch}: dev BLEU {bleu:.2f}")
-        if not best or bleu > best["dev_bleu"]:
-            shutil.copyfile(run_dir / "last.pt", run_dir / "best_bleu.pt")
-            best = {"epoch": epoch, "dev_bleu": bleu}
-        if epoch - best["epoch"] >= cfg.patience or (cfg.max_seconds is not None and train_s >= cfg.max_seconds):
-            break
-    model, src_vocab, tgt_vocab, _ = load_checkpoint(run_dir / "best_bleu.pt")
+        return wen.bleu(outputs, dev_set.references), outputs
+
+    state = train_selecting_on_dev(run_dir, cfg.epochs, train_to, dev_bleu, cfg.patience, cfg.max_seconds, say)
+    model, src_vocab, tgt_vocab, _ = load_checkpoint(run_dir / BEST)
     began = time.perf_counter()
     outputs = _texts(decode(model, src_vocab, tgt_vocab, splits["test"], cfg.beam, rerank), splits["test"], domain)
-    decode_s += time.perf_counter() - began
+    test_decode_s = time.perf_counter() - began
     (run_dir / "test_outputs.txt").write_text("".join(o + "\n" for o in outputs))
     figures = wen.score(outputs, test_set, java_metrics=cfg.java_metrics)
-    metrics = {"domain": domain, "row": row, "test": figures, "dev_bleu": round(best["dev_bleu"], 2),
-               "selected_epoch": best["epoch"], "epochs_run": len(history), "history": history,
-               "train_seconds": round(train_s, 1), "decode_seconds": round(decode_s, 1),
+    history = [{"epoch": h["epoch"], "dev_bleu": round(h["dev_score"], 2), "valid_nll": round(h["valid_nll"], 4)}
+               for h in state["history"]]
+    metrics = {"domain": domain, "row": row, "test": figures, "dev_bleu": round(state["best"]["dev_score"], 2),
+               "selected_epoch": state["best"]["epoch"], "epochs_run": len(history), "history": history,
+               "train_seconds": round(state["train_seconds"], 1),
+               "decode_seconds": round(state["decode_seconds"] + test_decode_s, 1),
                "device": str(next(model.parameters()).device), "threads": torch.get_num_threads(),
                "model": variant.model.as_dict(), "config": asdict(cfg),
                "split": f"RNNLG {domain}: train {len(splits['train'])} / valid {len(splits['dev'])} (selection) / "
@@ -152,7 +153,8 @@ def run_wen_benchmark(domain: str, rows: Sequence[str], cfg: WenBenchConfig, wor
     for row in rows:
         metrics = run_row(domain, row, cfg, Path(work_dir), Path(data_dir) if data_dir else None, log)
         (out / row).mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(Path(work_dir) / domain / row / "test_outputs.txt", out / row / "test_outputs.txt")
+        shutil.copyfile(Path(work_dir) / domain / f"{row}_seed{cfg.seed}" / "test_outputs.txt",
+                        out / row / "test_outputs.txt")
         (out / row / "metrics.json").write_text(json.dumps(metrics, indent=2))
     _score_hdc(domain, out, cfg, Path(data_dir) if data_dir else None)
     readme = out / "README.md"

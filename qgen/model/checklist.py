@@ -49,11 +49,12 @@ class AgendaEncoder(nn.Module):
 
     def forward(self, src: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         goal = self.goal_embedding(src[:, 0])  # (batch, k): a one-token goal
+        if bool(((lengths - 1) % 2 != 0).any()) or bool((lengths < 3).any()):
+            raise ValueError("the checklist model reads a goal token then slot-value pairs (qgen.datasets.wen_agenda): "
+                             f"source lengths must be odd and at least 3, got {sorted(set(lengths.tolist()))}")
         rest = src[:, 1:]
-        if rest.size(1) % 2:  # the longest source's items end one column early: pad to pairs
-            rest = torch.cat([rest, rest.new_full((rest.size(0), 1), PAD_ID)], dim=1)
-        if rest.size(1) == 0:
-            raise ValueError("the checklist model needs at least one agenda item (slot value) after the goal")
+        if rest.size(1) % 2:  # padding columns after the longest source: drop the odd one out
+            rest = rest[:, :-1]
         pairs = rest.view(rest.size(0), -1, 2)  # (batch, L, 2): slot, value
         items = self.item_embedding(pairs).sum(dim=2)  # (batch, L, k); PAD embeds as zeros
         return items, goal, pairs[:, :, 0] != PAD_ID
@@ -128,9 +129,10 @@ def checklist_loss(attns: dict[str, torch.Tensor], src_mask: torch.Tensor, tgt_m
 
 
 @torch.inference_mode()
-def items_used(model: nn.Module, batch, max_items: torch.Tensor | None = None) -> torch.Tensor:
-    """Per example of ``batch`` (whose targets are the hypotheses to rank): the steps with f_new > 0.5,
-    capped at the agenda's size (the paper's "uses the most agenda items"), by teacher forcing."""
+def items_used(model: nn.Module, batch) -> torch.Tensor:
+    """Per example of ``batch`` (whose targets are the hypotheses to rank): the steps with f_new > 0.5
+    (the final EOS step included), capped at the agenda's size (the paper's "uses the most agenda
+    items"), by teacher forcing."""
     from qgen.model.vocab import BOS_ID
 
     state = model.start(batch)

@@ -104,6 +104,8 @@ class PartsConfig(ModelConfig):
         unknown = [t for t in self.terms if t not in LOSS_TERMS]
         if unknown:
             raise ValueError(f"loss_terms must be '+'-joined names of {LOSS_TERMS}, got {self.loss_terms!r}")
+        if "checklist" in self.terms and self.decoder != "checklist":
+            raise ValueError("the checklist loss term reads the checklist decoder's state (decoder 'checklist')")
         if (self.encoder == "agenda") != (self.decoder == "checklist"):
             raise ValueError("the agenda encoder and the checklist decoder go together (seed 004)")
         if self.encoder in ("bigru_concat", "caencoder") and self.decoder != "cgru":

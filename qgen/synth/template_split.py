@@ -31,9 +31,11 @@ FOLDER = "splits"
 
 def lf_template(lf_type: str, logical_form: str) -> str:
     """The template of one logical form (see the module docstring); the text itself if it cannot be lexed."""
+    from parsers.errors import LogicalFormError
+
     try:
         return _sparql_template(logical_form) if lf_type == "sparql" else _sql_template(logical_form)
-    except Exception:  # noqa: BLE001 - a pair whose form no longer lexes is its own template
+    except LogicalFormError:  # a pair whose form no longer lexes is its own template
         return " ".join(logical_form.split())
 
 

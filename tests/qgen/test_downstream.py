@@ -9,7 +9,7 @@ import torch
 
 from qgen.datasets.registry import load_dataset
 from qgen.datasets.wikisql import wikisql_headers
-from qgen.downstream import DownstreamConfig, run_downstream
+from qgen.downstream import DownstreamConfig, _row_training_set, load_splits, run_downstream
 from qgen.parse import Parser, evaluate_parser_file
 from qgen.samplers import SamplerStats
 from qgen.samplers.wikisql_pool import ValuePool, sample_queries
@@ -57,6 +57,17 @@ def test_downstream_rows_report_and_settings(tmp_path: Path) -> None:
     readme = (results / "downstream" / "wikisql" / "README.md").read_text()
     assert "| low_synthetic_both |" in readme and "| full |" in readme
     assert set(json.loads((work / "timings.json").read_text())) >= {"generator", "low", "generate", "round_trip_exact"}
+    candidates = [json.loads(line) for line in (work / "synthetic.jsonl").read_text().splitlines()]
+    assert all(c["header"] for c in candidates)  # each drawn form keeps its table's header
+    # a synthetic pair reaches the parser as question + its table's header (a candidate written here:
+    # the tiny generator's questions may all be empty, and so rejected)
+    splits, other = load_splits(tmp_path / "prep", TINY, FIXTURES), tmp_path / "other"
+    other.mkdir()
+    (other / "synthetic.jsonl").write_text(json.dumps({"id": "s1", "question": "who wears 42 ?", "header": ["Player", "No."],
+                                                       "lf_tokens": ["select", "player"], "overcopy_keep": True}) + "\n")
+    (synthetic,) = _row_training_set("low_synthetic_unfiltered", splits, other, TINY)[len(splits.low):]
+    assert synthetic.src == ["who", "wears", "42", "?", SCHEMA_MARK, "<col>", "player", "<col>", "no", "."]
+    assert synthetic.tgt == ["select", "player"]
     parser = work / "rows" / "low" / "best.pt"  # reads question + table header, so synthesis cannot use it
     assert Parser.load(parser).input_context == TABLE_HEADER and SCHEMA_MARK in Parser.load(parser).src_vocab.stoi
     with pytest.raises(RoundTripSetupError, match="reads each question with its table header"):

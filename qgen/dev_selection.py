@@ -1,0 +1,64 @@
+"""Training one epoch at a time with model selection on a dev-set score (the data-to-text seeds' way:
+dev BLEU after every epoch, the best epoch's checkpoint kept), resumable.
+
+The selection state lives beside the checkpoints (``selection.json``: every epoch's dev score and
+validation loss, the best epoch, the training time so far; ``best_outputs.json``: the best epoch's
+dev outputs), so a run started again continues after its last scored epoch and never takes an
+already-scored checkpoint for a new one. The best epoch's checkpoint is ``best_bleu.pt``.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+STATE = "selection.json"
+OUTPUTS = "best_outputs.json"
+BEST = "best_bleu.pt"
+
+
+def train_selecting_on_dev(run_dir: Path, epochs: int, train_to: Callable[[int], Any],
+                           dev_score: Callable[[Path], tuple[float, list]], patience: int | None = None,
+                           max_seconds: float | None = None, log: Callable[[str], None] = print) -> dict[str, Any]:
+    """``train_to(epoch)`` trains (resuming) up to ``epoch`` and returns qgen.train's result;
+    ``dev_score(checkpoint)`` decodes dev and returns (score, outputs). Stops after ``epochs``, after
+    ``patience`` epochs without a better score, once the training time passes ``max_seconds``, or
+    when an epoch was cut short by the training loop's own time budget (``stopped_within_epoch``).
+    Returns the state: ``history``, ``best`` (epoch, score, valid loss), ``best_outputs``, seconds."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    path = run_dir / STATE
+    state = json.loads(path.read_text()) if path.exists() else {"history": [], "best": None, "train_seconds": 0.0,
+                                                                  "decode_seconds": 0.0}
+    state["stopped_within_epoch"] = False
+    for epoch in range(len(state["history"]) + 1, epochs + 1):
+        best = state["best"]
+        if patience is not None and best is not None and epoch - 1 - best["epoch"] >= patience:
+            break
+        if max_seconds is not None and state["train_seconds"] >= max_seconds:
+            break
+        began = time.perf_counter()
+        run = train_to(epoch)
+        state["train_seconds"] += time.perf_counter() - began
+        if len(run.history) < epoch:  # the loop's time budget ended the epoch early: resumable, not scored
+            state["stopped_within_epoch"] = True
+            log(f"epoch {epoch} stopped early by the time budget; start the run again to finish it")
+            break
+        began = time.perf_counter()
+        score, outputs = dev_score(run_dir / "last.pt")
+        state["decode_seconds"] += time.perf_counter() - began
+        entry = {"epoch": epoch, "dev_score": score, "valid_nll": run.history[epoch - 1].valid_loss}
+        state["history"].append(entry)
+        log(f"epoch {epoch}: dev score {score:.4f}")
+        if best is None or score > best["dev_score"]:
+            shutil.copyfile(run_dir / "last.pt", run_dir / BEST)
+            (run_dir / OUTPUTS).write_text(json.dumps(outputs))
+            state["best"] = entry
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(state, indent=2))
+        tmp.replace(path)
+    if state["best"] is None:
+        raise RuntimeError(f"{run_dir}: no epoch was scored on dev (the time budget ended the first epoch); "
+                           "start the run again with more time")
+    return {**state, "best_outputs": json.loads((run_dir / OUTPUTS).read_text())}
