@@ -389,6 +389,9 @@ def _readme(m: dict) -> str:
              f"Split: {m['split']}.", "",
              f"Sizes: low {m['sizes']['low']}, train {m['sizes']['train']}, valid {m['sizes']['valid']}, "
              f"dev {m['sizes']['dev']}; commit {m['commit']}; device {m['device']}.", "",
+             "Every parser (`copynet_extended`) reads " + ("the question followed by its table's header "
+             "(`qgen.table_context`)" if m["config"].get("parser_header", False) else "the question only") + "; "
+             "`finetune_<row>` is `<row>`'s parser trained further on the low labels alone. "
              f"`low_synthetic_round_trip` is the row of the default round-trip rule for SQL "
              f"(`{m['round_trip_default_rule']}`). Each parser trains for up to {m['config']['parser_epochs']} epochs "
              f"or {m['config']['max_seconds']} s, whichever ends first (epochs run below), and is selected on "
