@@ -246,7 +246,12 @@ def test_gradients_reach_every_parameter(name: str) -> None:
     assert missing == []
 
 
-@pytest.mark.parametrize("name", list(VARIANTS))
+# Every row but the checklist's, which reads a goal and slot-value items, not a token sequence
+# (trained in tests/qgen/model/test_checklist.py on such inputs).
+SEQUENCE_ROWS = [name for name, v in VARIANTS.items() if getattr(v.model, "encoder", "bigru") != "agenda"]
+
+
+@pytest.mark.parametrize("name", SEQUENCE_ROWS)
 def test_every_row_trains_a_step(name: str) -> None:
     model, batch = model_and_batch(name, dropout=0.1)
     batch = make_batch(SRC, TGT, SRC_VOCAB, TGT_VOCAB, model.cfg.copy)
