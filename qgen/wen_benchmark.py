@@ -152,10 +152,11 @@ def run_wen_benchmark(domain: str, rows: Sequence[str], cfg: WenBenchConfig, wor
     out = Path(results_dir) / f"wen-{domain}"
     for row in rows:
         metrics = run_row(domain, row, cfg, Path(work_dir), Path(data_dir) if data_dir else None, log)
-        (out / row).mkdir(parents=True, exist_ok=True)
+        folder = out / (row if cfg.seed == 1 else f"{row}_seed{cfg.seed}")  # another seed: a row of its own
+        folder.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(Path(work_dir) / domain / f"{row}_seed{cfg.seed}" / "test_outputs.txt",
-                        out / row / "test_outputs.txt")
-        (out / row / "metrics.json").write_text(json.dumps(metrics, indent=2))
+                        folder / "test_outputs.txt")
+        (folder / "metrics.json").write_text(json.dumps(metrics, indent=2))
     _score_hdc(domain, out, cfg, Path(data_dir) if data_dir else None)
     readme = out / "README.md"
     readme.write_text(_readme(domain, out))
@@ -202,7 +203,7 @@ def _readme(domain: str, out: Path) -> str:
         lines.append(f"| HDC, scored here (metric check) | {hdc['BLEU']:.2f} | {meteor} | ours | | | |")
     for row, m in ours.items():
         meteor = m["test"].get("METEOR")
-        lines.append(f"| {row} | {m['test']['BLEU']:.2f} | {'' if meteor is None else f'{meteor:.2f}'} | ours "
+        lines.append(f"| {row}, seed {m['config']['seed']} | {m['test']['BLEU']:.2f} | {'' if meteor is None else f'{meteor:.2f}'} | ours "
                      f"({m['commit']}) | {m['dev_bleu']:.2f} ({m['selected_epoch']} / {m['epochs_run']}) | "
                      f"{m['train_seconds']:.0f} | {m['device']}, {m['threads']} thread(s) |")
     lines += ["", "Recipes (Kiddon et al. Tables 1-2): no recipe data here, so no rows of ours; the paper's "

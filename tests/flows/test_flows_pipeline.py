@@ -132,7 +132,7 @@ def test_wen_benchmark_flow_runs_each_row_and_publishes_the_table(harness: None,
     metrics = wen_benchmark_flow(["hotel"], ["kiddon_checklist"], epochs=1, data_dir=str(FIXTURES),
                                  work_dir=str(tmp_path / "work"), results=str(tmp_path / "results"), java_metrics=False)
     assert [(m["domain"], m["row"], m["epochs_run"]) for m in metrics] == [("hotel", "kiddon_checklist", 1)]
-    assert "| kiddon_checklist |" in artifacts("qgen-benchmark-wen-hotel")[-1].data
+    assert "| kiddon_checklist, seed 1 |" in artifacts("qgen-benchmark-wen-hotel")[-1].data
     assert "hotel-kiddon_checklist" in task_run_names()
 
 

@@ -53,7 +53,7 @@ def test_the_benchmark_selects_on_dev_bleu_and_writes_the_table(tmp_path: Path) 
     outputs = (tmp_path / "results" / "wen-hotel" / "kiddon_checklist" / "test_outputs.txt").read_text().splitlines()
     assert len(outputs) == 3
     table = readme.read_text()
-    assert "| Checklist | 90.61 | 62.10 | paper |" in table and "| kiddon_checklist |" in table
+    assert "| Checklist | 90.61 | 62.10 | paper |" in table and "| kiddon_checklist, seed 1 |" in table
     assert "no recipe data" in table and "| HDC, scored here (metric check) |" in table
 
 
