@@ -201,9 +201,9 @@ def _readme(domain: str, out: Path) -> str:
     if hdc:
         meteor = "" if hdc["METEOR"] is None else f"{hdc['METEOR']:.2f}"
         lines.append(f"| HDC, scored here (metric check) | {hdc['BLEU']:.2f} | {meteor} | ours | | | |")
-    for row, m in ours.items():
+    for m in ours.values():
         meteor = m["test"].get("METEOR")
-        lines.append(f"| {row}, seed {m['config']['seed']} | {m['test']['BLEU']:.2f} | {'' if meteor is None else f'{meteor:.2f}'} | ours "
+        lines.append(f"| {m['row']}, seed {m['config']['seed']} | {m['test']['BLEU']:.2f} | {'' if meteor is None else f'{meteor:.2f}'} | ours "
                      f"({m['commit']}) | {m['dev_bleu']:.2f} ({m['selected_epoch']} / {m['epochs_run']}) | "
                      f"{m['train_seconds']:.0f} | {m['device']}, {m['threads']} thread(s) |")
     lines += ["", "Recipes (Kiddon et al. Tables 1-2): no recipe data here, so no rows of ours; the paper's "
