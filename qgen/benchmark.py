@@ -146,10 +146,12 @@ def run_variant(dataset: str, variant: Variant | str, prep_dir: str | Path, work
 
 
 def evaluate_checkpoint(checkpoint: Path, pairs: Sequence[Pair], beam: int, out_dir: Path,
-                        batch_size: int = 64, no_repeat: bool = False) -> dict:
+                        batch_size: int = 64, no_repeat: bool = False,
+                        progress: Callable[[int, int | None], None] | None = None) -> dict:
     """Decode ``pairs``, write predictions/references/ids and return every metric (full and no-OOV).
 
-    ``no_repeat``: no word right after itself, in the greedy and the beam pass alike."""
+    ``no_repeat``: no word right after itself, in the greedy and the beam pass alike;
+    ``progress(done, total)`` after each batch (a progress bar's feed)."""
     from qgen.checkpoint import load_checkpoint
 
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -168,6 +170,8 @@ def evaluate_checkpoint(checkpoint: Path, pairs: Sequence[Pair], beam: int, out_
             predictions[pair.id] = tgt_vocab.decode(hyp.ids, oovs)
             steps = g.attns.get("read", [])
             attentions[pair.id] = torch.stack(steps)[:, :length] if steps else torch.zeros(0, length)
+        if progress is not None:
+            progress(len(predictions), len(pairs))
     decode_seconds = time.perf_counter() - started
     out_dir.mkdir(parents=True, exist_ok=True)
     ids = [p.id for p in pairs]

@@ -202,6 +202,7 @@ def evaluate(
     no_repeat: bool = typer.Option(False, "--no-repeat", help=option_help.NO_REPEAT),
     plots: bool = typer.Option(False, "--plots", help="Also write PNGs: attention heatmaps with the p_gen strip, "
                                                       "loss curves, cumulative attention entropy."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help=option_help.QUIET),
 ) -> None:
     """Decode EXAMPLES and score them: BLEU, METEOR, ROUGE-L, OverCopy, attention entropy; for a parser
     (qgen train --task parse), logical-form exact match in canonical form."""
@@ -222,7 +223,10 @@ def evaluate(
         return
 
     pairs = read_pairs(examples, not raw_entities)
-    metrics = evaluate_checkpoint(checkpoint, pairs, beam, out, no_repeat=no_repeat)
+    from qgen.progress import progress_bar
+
+    with progress_bar("evaluate", quiet) as update:
+        metrics = evaluate_checkpoint(checkpoint, pairs, beam, out, no_repeat=no_repeat, progress=update)
     metrics["examples"] = str(examples)
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     if plots:

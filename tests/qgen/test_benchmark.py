@@ -190,3 +190,14 @@ def test_a_smoke_run_may_not_write_into_the_real_folders(tmp_path: Path) -> None
     done = subprocess.run([sys.executable, str(script), "--models", "copynet", "--hidden", "16",
                            "--work-dir", str(tmp_path / "work")], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "its own --work-dir and --results" in done.stderr
+
+
+def test_evaluation_reports_its_progress_after_each_batch(tiny_checkpoint: Path, tmp_path: Path) -> None:
+    from qgen.benchmark import evaluate_checkpoint
+    from qgen.data import Pair
+
+    pairs = [Pair(str(i), ["select", "?", "x", "where", "{", "ent:", w, "}"], ["what", "is", w, "?"], str(i))
+             for i, w in enumerate(["bali", "lyon", "porto", "oslo", "riga"])]
+    seen: list[tuple[int, int | None]] = []
+    evaluate_checkpoint(tiny_checkpoint, pairs, 1, tmp_path, batch_size=2, progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(2, 5), (4, 5), (5, 5)]
