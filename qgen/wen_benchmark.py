@@ -43,7 +43,6 @@ MAX_LEN = 60  # tokens; the longest delexicalised utterance in either domain has
 PAPER = {"HDC": {"hotel": (55.52, 48.10), "restaurant": (44.39, 43.42)},
          "SC-LSTM": {"hotel": (86.53, 60.84), "restaurant": (74.49, 54.31)},
          "Checklist": {"hotel": (90.61, 62.10), "restaurant": (77.82, 54.42)}}
-PAPER_ROW = {"kiddon_checklist": "Checklist"}
 
 
 @dataclass(frozen=True)
@@ -73,13 +72,17 @@ def decode(model: torch.nn.Module, src_vocab, tgt_vocab, examples: Sequence[Agen
         sources = [e.pair.src for e in chunk]
         batch = make_batch(sources, None, src_vocab, tgt_vocab, "none").to(device)
         results = beam_search(model, batch, beam=beam, max_len=MAX_LEN, alpha=0.0, num_return=beam if rerank else 1)
-        for source, hyps in zip(sources, results):
-            texts = [tgt_vocab.decode(h.ids) for h in hyps]
-            if rerank and len(texts) > 1:
-                ranked = make_batch([source] * len(texts), texts, src_vocab, tgt_vocab, "none").to(device)
-                used = items_used(model, ranked).tolist()
-                texts = [texts[used.index(max(used))]]  # hyps come best first: the first of the most used
-            out.append(texts[0] if texts else [])
+        texts = [[tgt_vocab.decode(h.ids) for h in hyps] for hyps in results]
+        if not rerank:
+            out += [t[0] if t else [] for t in texts]
+            continue
+        # every hypothesis of the chunk through one teacher-forced pass, to count the items it uses
+        flat = [(source, text) for source, hyps in zip(sources, texts) for text in hyps]
+        ranked = make_batch([s for s, _ in flat], [t for _, t in flat], src_vocab, tgt_vocab, "none").to(device)
+        used = iter(items_used(model, ranked).tolist())
+        for hyps in texts:
+            counts = [next(used) for _ in hyps]
+            out.append(hyps[counts.index(max(counts))] if hyps else [])  # best first: the first of the most used
     return out
 
 
@@ -104,7 +107,7 @@ def run_row(domain: str, row: str, cfg: WenBenchConfig, work_dir: Path, data_dir
     folder = _domain_folder(data_dir, domain)
     dev_set, test_set = (wen.load_test_set(domain, folder / name) for name in ("valid.json", "test.json"))
     variant = VARIANTS[row]
-    rerank = row == "kiddon_checklist"
+    rerank = getattr(variant.model, "decoder", "") == "checklist"  # only the checklist counts items used
     train_cfg = TrainConfig(epochs=1, batch_size=cfg.batch_size, learning_rate=cfg.learning_rate,
                             optimizer=cfg.optimizer, teacher_forcing=1.0, seed=cfg.seed, max_tgt_len=MAX_LEN)
     say = lambda line: log(f"[{domain} {row}] {line}")  # noqa: E731
