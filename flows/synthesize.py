@@ -83,7 +83,7 @@ def synthesize_shards_flow(checkpoint: str, out: str, from_file: Optional[str] =
 
 
 @flow(name="qgen-synthesize", log_prints=True)
-def synthesize_flow(checkpoint: str, out: str = "qgen-out/corpus", from_file: Optional[str] = None,
+def synthesize_flow(checkpoint: str = "default", out: str = "qgen-out/corpus", from_file: Optional[str] = None,
                     from_graph: Optional[str] = None, from_endpoint: Optional[str] = None,
                     from_tables: Optional[list[str]] = None, substitute_from: Optional[str] = None,
                     count: int = 1000, seed: Optional[int] = None, max_answers: int = 10, beam: int = 4,
@@ -96,6 +96,7 @@ def synthesize_flow(checkpoint: str, out: str = "qgen-out/corpus", from_file: Op
                     dedup_against: Optional[list[str]] = None) -> dict[str, Any]:
     """Write a (logical form, question) corpus to ``out``; returns its manifest.
 
+    ``checkpoint``: a best.pt, an exported model folder, or ``default`` (the model that ships with qgen).
     Exactly one of ``from_file``, ``from_graph`` (optionally with ``substitute_from``),
     ``from_endpoint``, ``from_tables``. ``dask_address``: an existing Dask scheduler;
     ``dask_workers`` > 0: a LocalCluster of that many workers; neither: shards run here.
@@ -110,8 +111,10 @@ def synthesize_flow(checkpoint: str, out: str = "qgen-out/corpus", from_file: Op
     ``dedup_against``: corpora, or folders of corpora (earlier scheduled runs), whose logical forms this
     run leaves out (``qgen.synth.dedup``).
     """
+    from qgen.exported_model import resolve_model
     from qgen.synth.round_trip import default_parser
 
+    checkpoint = str(resolve_model(checkpoint))
     parser = (parser or default_parser(checkpoint)) if round_trip else None
     trip = ({"checkpoint": str(parser), "rules": tuple(sorted((round_trip_rules or {}).items())), "k": round_trip_k,
              "threshold": round_trip_threshold} if parser else None)

@@ -64,8 +64,13 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> tup
 
 
 def read_payload(path: str | Path) -> dict[str, Any]:
-    """The checkpoint's dict, read with ``weights_only=True`` (no code runs); ``CheckpointError`` if it is none."""
+    """The checkpoint's dict, read with ``weights_only=True`` (no code runs); ``CheckpointError`` if it is none.
+    An exported model folder (``qgen.exported_model``: safetensors and JSON) reads as the same dict."""
+    from qgen.exported_model import is_exported, read_exported
+
     path = Path(path)
+    if is_exported(path):
+        return read_exported(path)
     if path.is_file() and path.stat().st_size == 0:
         raise CheckpointError(f"{path} is not a qgen checkpoint (an empty file)")
     try:
@@ -104,9 +109,15 @@ def _why_unreadable(err: Exception) -> str:
 
 
 def file_checksum(path: str | Path) -> str:
-    """sha256 of a file (the model id recorded in generated corpora)."""
+    """sha256 of a file (the model id recorded in generated corpora); of an exported model folder,
+    the sha256 over its files' names and contents in name order."""
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
+    path = Path(path)
+    files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
+    for file in files:
+        if path.is_dir():
+            digest.update(file.name.encode() + b"\0")
+        with open(file, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
     return digest.hexdigest()

@@ -40,6 +40,20 @@ def _train_config(**fields):
         fail(str(error), 2)
 
 
+def _model(name: Optional[Path]) -> Path:
+    """``--checkpoint/--model``: a checkpoint file or an exported model folder; none (or ``default``)
+    is the default model that ships with qgen."""
+    from qgen.exported_model import resolve_model
+
+    try:
+        path = resolve_model(name)
+    except FileNotFoundError as err:
+        fail(str(err), 2)
+    if not path.exists():
+        fail(f"--checkpoint {path}: no such file or folder (a best.pt, an exported model folder, or default)", 2)
+    return path
+
+
 def _device(name: str) -> str:
     """``--device``: auto, cpu, cuda or cuda:N, checked before any work starts."""
     import torch
@@ -152,7 +166,8 @@ def train(
     dropout: float = typer.Option(0.5, "--dropout", help="Dropout between GRU layers (the paper: 0.5)."),
     device: str = typer.Option("auto", "--device", help=option_help.DEVICE),
     config: Optional[Path] = config_option(),
-    init_from: Optional[Path] = typer.Option(None, "--init-from", help="Fine-tune this checkpoint on EXAMPLES "
+    init_from: Optional[Path] = typer.Option(None, "--init-from", help="Fine-tune this model (a checkpoint, a model "
+                                                                     "folder or default) on EXAMPLES "
                                                                      "(adaptation): its model and sizes, its "
                                                                      "vocabularies extended with the new tokens."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help=option_help.QUIET),
@@ -180,6 +195,8 @@ def train(
         fail(str(error), 2)
     if init_from is not None:  # the model is the checkpoint's: its sizes, whatever the options say
         from qgen.checkpoint import read_payload
+
+        init_from = _model(init_from)
         from qgen.model import ModelConfig
 
         model_cfg = ModelConfig.from_dict(read_payload(init_from)["config"])
@@ -241,7 +258,7 @@ def evaluate(
 @app.command()
 def generate(
     lf: Optional[str] = typer.Argument(None, help="A logical form; without it, the inputs of --file or stdin."),
-    checkpoint: Path = typer.Option(..., "--checkpoint", help="A trained model (best.pt)."),
+    checkpoint: Optional[Path] = typer.Option(None, "--checkpoint", "--model", help=option_help.MODEL),
     lf_type: str = typer.Option("auto", "--lf-type", help="sparql, sql, mr, da, or auto: told from each text "
                                                          "(an input's own lf_type comes first)."),
     name: List[str] = typer.Option([], "--name", help="Entity name, ID=NAME (repeatable)."),
@@ -278,6 +295,7 @@ def generate(
     from qgen.progress import progress_bar
 
     failed = 0
+    checkpoint = _model(checkpoint)
     results = generate_questions(inputs, checkpoint, names=_parse_names(name), beam=beam, num_return=num_return,
                                  no_repeat=no_repeat)
     with progress_bar("generate", quiet or len(inputs) == 1) as update:
@@ -427,7 +445,7 @@ def downstream(
 
 @app.command()
 def synthesize(
-    checkpoint: Path = typer.Option(..., "--checkpoint", help="A trained model (best.pt); copy='extended' copies unseen names."),
+    checkpoint: Optional[Path] = typer.Option(None, "--checkpoint", "--model", help=option_help.MODEL),
     out: Path = typer.Option(Path("qgen-out/corpus"), "--out", help="The corpus folder (resumable)."),
     from_file: Optional[str] = typer.Option(None, "--from-file", help="LFs: .jsonl/.parquet (id, lf, lf_type, names) or a dataset name."),
     from_graph: Optional[Path] = typer.Option(None, "--from-graph", help="Sample WebQSP-shaped SPARQL from an RDF file."),
@@ -471,6 +489,7 @@ def synthesize(
     """Generate a (logical form, question) corpus: pairs/ and rejects/ Parquet shards, manifest.json, README.md."""
     from qgen.synth import FilterThresholds
     device = _device(device)  # before any reading or sampling
+    checkpoint = _model(checkpoint)
     if split_by not in ("none", "template"):
         fail(f"--split-by must be none or template, got {split_by!r}", 2)
     from qgen.synth.round_trip import RoundTripOptions, default_parser

@@ -16,6 +16,7 @@ import torch
 
 from parsers.jsonl import TextLine, read_text_lines
 from qgen.checkpoint import load_checkpoint
+from qgen.exported_model import resolve_model
 from qgen.decode import beam_search
 from qgen.batching import default_max_tokens, token_batches
 from qgen.model import make_batch
@@ -103,7 +104,7 @@ def generate_questions(inputs: Sequence[str | TextLine | GenerateInput], checkpo
         raise ValueError(f"--num-return ({num_return}) cannot exceed --beam ({beam})")
     items = [_as_input(item, i, lf_type) for i, item in enumerate(inputs, 1)]
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    model, src_vocab, tgt_vocab, _ = load_checkpoint(checkpoint, device)
+    model, src_vocab, tgt_vocab, _ = load_checkpoint(resolve_model(checkpoint), device)  # "default": the shipped one
     parsed: list[list[str] | str] = []
     for item in items:
         if item.error is not None:

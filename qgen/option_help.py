@@ -13,3 +13,5 @@ BENCHMARK_SEED = ("Initialisation, batch order, dropout masks and teacher-forcin
 
 DEVICE = "auto (a CUDA GPU when torch sees one, else the CPU), cpu, cuda or cuda:N."
 QUIET = "No progress bar and no log lines: only the command's results (and errors) are printed."
+MODEL = ("The question generator: a checkpoint (best.pt), an exported model folder, or default (the model that "
+         "ships with qgen, used when none is named).")

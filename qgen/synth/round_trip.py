@@ -47,8 +47,14 @@ DEFAULT_RULES: dict[str, str] = {"sparql": "token", "sql": "exact"}
 
 
 def default_parser(checkpoint: str | Path) -> Path | None:
-    """The parser trained beside a generator (``<run>/model/best.pt`` -> ``<run>/parser/best.pt``), if any."""
-    candidate = Path(checkpoint).resolve().parent.parent / "parser" / "best.pt"
+    """The parser trained beside a generator (``<run>/model/best.pt`` -> ``<run>/parser/best.pt``), or
+    shipped inside an exported model folder (``<folder>/parser``), if any."""
+    from qgen.exported_model import is_exported
+
+    model = Path(checkpoint).resolve()
+    if is_exported(model):
+        return model / "parser" if is_exported(model / "parser") else None
+    candidate = model.parent.parent / "parser" / "best.pt"
     return candidate if candidate.is_file() else None
 
 

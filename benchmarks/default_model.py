@@ -1,0 +1,106 @@
+"""Build qgen's default model: ``scratchpad_extended`` trained on WebQSP train and our WikiSQL
+training split together, scored on the full WebQSP test set and WikiSQL dev, and exported as
+safetensors (fp16) + JSON with a model card.
+
+    python benchmarks/default_model.py train --hidden 256 --embedding 128 --out out/default-model/h256
+    python benchmarks/default_model.py evaluate --out out/default-model/h256
+    python benchmarks/default_model.py export --out out/default-model/h256 --to qgen/models/default
+
+``train`` resumes from ``<out>/last.pt``; validation is WebQSP's seeded tenth of its training groups
+plus WikiSQL's table-disjoint tenth (``qgen.benchmark.dataset_pairs``), so neither test set is seen.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import torch
+
+from qgen.benchmark import dataset_pairs, evaluate_checkpoint
+from qgen.model import VARIANTS
+from qgen.parse import task_metadata
+from qgen.train import TrainConfig, train
+from qgen.version import code_version
+
+DATASETS = ("webqsp", "wikisql")
+MODEL = "scratchpad_extended"
+
+
+def _splits(prep_root: Path) -> dict[str, tuple]:
+    return {name: dataset_pairs(name, prep_root / name, True) for name in DATASETS}
+
+
+def train_default(args: argparse.Namespace) -> None:
+    splits = _splits(args.prep)
+    train_pairs = [p for name in DATASETS for p in splits[name][0]]
+    valid_pairs = [p for name in DATASETS for p in splits[name][1]]
+    model_cfg = replace(VARIANTS[MODEL].model, hidden_size=args.hidden, embedding_dim=args.embedding, num_layers=args.layers,
+                        dropout=args.dropout)
+    cfg = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
+                      teacher_forcing=args.teacher_forcing, seed=args.seed, device=args.device,
+                      max_seconds=args.max_seconds)
+    metadata = task_metadata("generate", ["sparql", "sql"], True)
+    metadata["training_data"] = (f"WebQSP train ({len(splits['webqsp'][0])} pairs) and the WikiSQL training split "
+                                 f"(official test minus a table-disjoint tenth: {len(splits['wikisql'][0])} pairs); "
+                                 f"{len(valid_pairs)} held out for validation")
+    torch.set_num_threads(args.threads)
+    result = train(train_pairs, valid_pairs, model_cfg, cfg, args.out, print, metadata)
+    print(f"{result.epochs_run} epochs; best epoch {result.best_epoch} (valid loss {result.best_valid_loss:.3f})")
+
+
+def evaluate_default(args: argparse.Namespace) -> None:
+    torch.set_num_threads(args.threads)
+    splits = _splits(args.prep)
+    figures = {}
+    for name in DATASETS:
+        started = time.perf_counter()
+        metrics = evaluate_checkpoint(args.out / "best.pt", splits[name][2], args.beam, args.out / f"eval-{name}")
+        full = metrics["full"]
+        figures[name] = {"split": "test (full)" if name == "webqsp" else "dev (full)", "questions": full["n"],
+                         "bleu": full["bleu_corpus"], "meteor": full.get("meteor_corpus"),
+                         "rouge_l": full["rouge_l_corpus"],
+                         "seconds": round(time.perf_counter() - started, 1)}
+        print(name, json.dumps(figures[name]))
+    result = {"beam": args.beam, "metrics": figures, "commit": code_version(), "device": "cpu",
+              "threads": args.threads}
+    (args.out / "metrics.json").write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {args.out / 'metrics.json'}")
+
+
+def export_default(args: argparse.Namespace) -> None:
+    from qgen.model.export import export_model
+
+    metrics = json.loads((args.out / "metrics.json").read_text())
+    path = export_model(args.out / "best.pt", args.to, metrics=metrics, command=args.command)
+    print(f"wrote {path}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("step", choices=("train", "evaluate", "export"))
+    parser.add_argument("--out", type=Path, default=Path("out/default-model"))
+    parser.add_argument("--prep", type=Path, default=Path("out"), help="Holds webqsp/ and wikisql/ from qgen preprocess.")
+    parser.add_argument("--hidden", type=int, default=256)
+    parser.add_argument("--embedding", type=int, default=128)
+    parser.add_argument("--layers", type=int, default=1)
+    parser.add_argument("--dropout", type=float, default=0.2)
+    parser.add_argument("--epochs", type=int, default=40)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--learning-rate", type=float, default=2e-3)
+    parser.add_argument("--teacher-forcing", type=float, default=1.0)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--max-seconds", type=float, default=None)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--beam", type=int, default=4)
+    parser.add_argument("--to", type=Path, default=Path("qgen/models/default"))
+    parser.add_argument("--command", default="", help="The command line recorded in the model card.")
+    args = parser.parse_args()
+    {"train": train_default, "evaluate": evaluate_default, "export": export_default}[args.step](args)
+
+
+if __name__ == "__main__":
+    main()
