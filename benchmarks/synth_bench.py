@@ -150,6 +150,7 @@ def memory_child(n: int) -> None:
     from qgen.data import Pair
     from qgen.datasets.records import RawExample
     from qgen.model import ModelConfig
+    from qgen.synth.config import SynthesisConfig
     from qgen.synth.corpus import synthesize
     from qgen.train import TrainConfig, train
 
@@ -168,8 +169,8 @@ def memory_child(n: int) -> None:
                                  None, "bench", "{}", names={f"m.0{i:07d}": f"Country {i}"})
 
         started = time.perf_counter()
-        manifest = synthesize(records(), Path(tmp) / "best.pt", Path(tmp) / "corpus", shard_size=10_000, beam=4,
-                              batch_size=256, log=lambda _: None)
+        manifest = synthesize(records(), Path(tmp) / "best.pt", Path(tmp) / "corpus",
+                              SynthesisConfig(shard_size=10_000, beam=4, batch_size=256), log=lambda _: None)
         seconds = time.perf_counter() - started
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"inputs": n, "pairs": manifest["counts"]["pairs"], "seconds": round(seconds, 1),

@@ -62,8 +62,7 @@ def synthesize_shards_flow(checkpoint: str, out: str, from_file: Optional[str] =
                            round_trip: Optional[dict[str, Any]] = None,
                            dedup_against: Optional[list[str]] = None) -> dict[str, Any]:
     """The corpus run itself, on whatever task runner the caller gave this flow."""
-    from qgen.synth.filter import FilterThresholds
-    from qgen.synth.round_trip import RoundTripOptions
+    from qgen.synth.config import SynthesisConfig
     from qgen.synth.run import synthesize_from_source
     from qgen.synth.sources import open_source
 
@@ -74,12 +73,10 @@ def synthesize_shards_flow(checkpoint: str, out: str, from_file: Optional[str] =
         from qgen.synth.dedup import skip_known
 
         source = skip_known(source, dedup_against, out)
-    thresholds = FilterThresholds(max_overcopy=max_overcopy, max_repeated_ngrams=max_repeated_ngrams,
-                                  min_score=min_score)
-    return synthesize_from_source(source, checkpoint, out, beam=beam, shard_size=shard_size, thresholds=thresholds,
-                                  seed=seed, log=logger.info, map_shards=shard_mapper(submit, in_flight),
-                                  no_repeat=no_repeat,
-                                  round_trip=RoundTripOptions(**round_trip) if round_trip else None)
+    config = SynthesisConfig.build(max_overcopy, max_repeated_ngrams, min_score, round_trip, beam=beam,
+                                   shard_size=shard_size, seed=seed, no_repeat=no_repeat)
+    return synthesize_from_source(source, checkpoint, out, config, log=logger.info,
+                                  map_shards=shard_mapper(submit, in_flight))
 
 
 @flow(name="qgen-synthesize", log_prints=True)

@@ -487,7 +487,7 @@ def synthesize(
                                                         "parser's calibration."),
 ) -> None:
     """Generate a (logical form, question) corpus: pairs/ and rejects/ Parquet shards, manifest.json, README.md."""
-    from qgen.synth import FilterThresholds
+    from qgen.synth.config import SynthesisConfig
     device = _device(device)  # before any reading or sampling
     checkpoint = _model(checkpoint)
     if split_by not in ("none", "template"):
@@ -508,6 +508,13 @@ def synthesize(
                 fail(f"--round-trip-threshold expects RULE=FLOOR with a number, got {rule}={value!r}", 2)
         round_trip = RoundTripOptions(str(parser), tuple(sorted(rules.items())), round_trip_k,
                                       tuple(sorted(floors.items())) or None)
+    try:
+        config = SynthesisConfig.build(max_overcopy, max_repeated_ngrams, min_score, round_trip, beam=beam,
+                                       shard_size=shard_size, seed=seed, no_repeat=no_repeat, max_tokens=max_tokens,
+                                       device=device)
+    except ValueError as err:
+        fail(str(err), 2)
+    if round_trip is not None:
         typer.echo(f"round-trip filter: parser {parser}")
 
     source = open_source(from_file, str(from_graph) if from_graph else None, from_endpoint,
@@ -519,15 +526,11 @@ def synthesize(
             source = skip_known(source, [str(p) for p in dedup_against], out)
         except ValueError as err:
             fail(str(err), 2)
-    thresholds = FilterThresholds(max_overcopy=max_overcopy, max_repeated_ngrams=max_repeated_ngrams,
-                                  min_score=min_score)
     from qgen.progress import progress_bar
 
     with progress_bar("synthesize", quiet) as update:
-        manifest = synthesize_from_source(source, checkpoint, out, beam=beam, shard_size=shard_size,
-                                          thresholds=thresholds, seed=seed, log=_log(quiet), no_repeat=no_repeat,
-                                          progress=lambda done: update(done, None), round_trip=round_trip,
-                                          max_tokens=max_tokens, device=device)
+        manifest = synthesize_from_source(source, checkpoint, out, config, log=_log(quiet),
+                                          progress=lambda done: update(done, None))
     counts = manifest["counts"]
     typer.echo(f"inputs={counts['inputs']} pairs={counts['pairs']} rejects={counts['rejects']}")
     if split_by == "template":

@@ -55,6 +55,7 @@ from qgen.datasets.records import RawExample
 from qgen.io.output_folder import FolderKind, OutputFolderError, write_file, writes_folder
 from qgen.io.parquet import ParquetSink
 from qgen.synth.card import model_facts, write_card
+from qgen.synth.config import SynthesisConfig
 from qgen.synth.filter import FilterThresholds, OverCopyFilter, Verdict, filter_statistics, merge_statistics
 from qgen.synth.audit import audit_pair, audit_statistics, merge_audit_statistics
 from qgen.synth.generator import QuestionWriter
@@ -104,43 +105,39 @@ ShardMap = Callable[[Callable[[ShardJob], dict[str, Any]], Iterable[ShardJob]], 
 
 
 @writes_folder("out_dir", CORPUS_FOLDER, CorpusError)
-def synthesize(records: Iterable[RawExample], checkpoint: str | Path, out_dir: str | Path, shard_size: int = 1000,
-               beam: int = 4, thresholds: FilterThresholds | None = None, seed: int = 1, batch_size: int | None = None,
-               alpha: float = 1.0, max_len: int = 40, max_src_len: int = 400, device: str = "auto",
-               tokenize_timeout_s: float | None = 10.0, labels: Callable[[str], str | None] | None = None,
-               sample_size: int = 10, log: Callable[[str], None] = print, no_repeat: bool = False,
-               map_shards: ShardMap | None = None,
-               progress: Callable[[int], None] | None = None, round_trip: RoundTripOptions | None = None,
-               lf_types: Sequence[str] | None = None, max_tokens: int | None = None) -> dict[str, Any]:
-    """Generate, filter and write the corpus for ``records``; returns the final manifest.
+def synthesize(records: Iterable[RawExample], checkpoint: str | Path, out_dir: str | Path,
+               config: SynthesisConfig | None = None, labels: Callable[[str], str | None] | None = None,
+               sample_size: int = 10, log: Callable[[str], None] = print, map_shards: ShardMap | None = None,
+               progress: Callable[[int], None] | None = None, lf_types: Sequence[str] | None = None) -> dict[str, Any]:
+    """Generate, filter and write the corpus for ``records`` as ``config`` says; returns the final manifest.
 
-    Generation batches hold at most ``max_tokens`` padded source tokens (default: what fits the
-    device, ``qgen.batching``) and, if given, at most ``batch_size`` logical forms.
+    Generation batches hold at most ``config.max_tokens`` padded source tokens (default: what fits
+    the device, ``qgen.batching``) and, if given, at most ``config.batch_size`` logical forms.
 
     Starting it again on the same ``out_dir`` with the same input and settings resumes (see the
     module docstring); other settings raise ``CorpusError``. ``map_shards(write_shard, jobs)``, if
     given, must call ``write_shard`` once per job (anywhere: threads, processes, a cluster) and yield
     every returned entry (in any order); by default each shard is written here, one after another.
     ``progress(inputs_done)`` is called after each finished shard (a progress bar's feed).
-    ``round_trip``: the round-trip filter's parser and rules (``qgen.synth.round_trip``), applied to
-    the pairs the over-copy filter keeps; ``lf_types`` (when the source knows them) are checked
-    against the parser's before anything is written.
+    ``config.round_trip``: the round-trip filter's parser and rules (``qgen.synth.round_trip``),
+    applied to the pairs the over-copy filter keeps; ``lf_types`` (when the source knows them) are
+    checked against the parser's before anything is written.
     """
-    if shard_size < 1:
-        raise ValueError(f"shard_size must be >= 1, got {shard_size}")
+    config = config or SynthesisConfig()
     out = Path(out_dir)
-    thresholds = thresholds or FilterThresholds()
+    thresholds, seed, round_trip = config.thresholds, config.seed, config.round_trip
     checksum = file_checksum(checkpoint)
-    settings = {"model_checksum": checksum, "shard_size": shard_size, "beam": beam, "alpha": alpha,
-                "max_len": max_len, "max_src_len": max_src_len, "batch_size": batch_size, "seed": seed,
-                "tokenize_timeout_s": tokenize_timeout_s, "device_type": resolve_device(device).type,
-                "thresholds": thresholds.as_dict(), "schema_version": SCHEMA_VERSION}
-    if no_repeat:  # only when set, so a corpus begun before this setting existed still resumes
+    device_type = resolve_device(config.device).type
+    settings = {"model_checksum": checksum, "shard_size": config.shard_size, "beam": config.beam,
+                "alpha": config.alpha, "max_len": config.max_len, "max_src_len": config.max_src_len,
+                "batch_size": config.batch_size, "seed": seed, "tokenize_timeout_s": config.tokenize_timeout_s,
+                "device_type": device_type, "thresholds": thresholds.as_dict(), "schema_version": SCHEMA_VERSION}
+    if config.no_repeat:  # only when set, so a corpus begun before this setting existed still resumes
         settings["no_repeat"] = True
-    if max_tokens is not None:  # as no_repeat
-        settings["max_tokens"] = max_tokens
+    if config.max_tokens is not None:  # as no_repeat
+        settings["max_tokens"] = config.max_tokens
     if round_trip is not None:  # the parse runs where the generation does
-        round_trip = replace(round_trip, device=resolve_device(device).type)
+        round_trip = replace(round_trip, device=device_type)
         if not lf_types:  # a file of logical forms: its first readable record's type is checked up front
             records = iter(records)
             first = next(records, None)
@@ -152,9 +149,7 @@ def synthesize(records: Iterable[RawExample], checkpoint: str | Path, out_dir: s
         settings["round_trip"] = {**judge.settings(), "parser": file_checksum(judge.checkpoint)}
     manifest = _open_manifest(out, settings, log)
     created_at = datetime.fromisoformat(manifest["created_at"])
-    writer_options = {"beam": beam, "alpha": alpha, "max_len": max_len, "batch_size": batch_size, "max_tokens": max_tokens,
-                      "max_src_len": max_src_len, "device": device, "tokenize_timeout_s": tokenize_timeout_s,
-                      "ignore_tokens": thresholds.ignore_tokens, "created_at": created_at, "no_repeat": no_repeat}
+    writer_options = {**config.writer_options(), "created_at": created_at}
     writer = QuestionWriter(checkpoint, labels=labels, **writer_options)
     manifest["model"] = {"path": str(checkpoint), "checksum": checksum, "model_id": writer.model_id,
                          "copy": writer.copy_mode, "config": writer.model.cfg.as_dict(),
@@ -166,7 +161,7 @@ def synthesize(records: Iterable[RawExample], checkpoint: str | Path, out_dir: s
 
     def jobs() -> Iterator[ShardJob]:
         """The shards still to write (finished ones are skipped after checking their input)."""
-        for index, items in enumerate(_shards(records, shard_size, {})):
+        for index, items in enumerate(_shards(records, config.shard_size, {})):
             counted["shards"] += 1
             digest = _input_digest(items)
             entry = done.get(index)

@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 from qgen.io.output_folder import write_file, writes_folder
 from qgen.synth.corpus import CORPUS_FOLDER, CorpusError, synthesize
-from qgen.synth.filter import FilterThresholds
+from qgen.synth.config import SynthesisConfig
 from qgen.synth.sources import Source
 
 
@@ -16,17 +16,17 @@ LF_TYPES_BY_KIND = {"graph": ["sparql"], "endpoint": ["sparql"], "substitution":
 
 
 @writes_folder("out_dir", CORPUS_FOLDER, CorpusError)  # the lock also covers source.json and the card's addition
-def synthesize_from_source(source: Source, checkpoint: str | Path, out_dir: str | Path, beam: int = 4,
-                           shard_size: int = 1000, thresholds: FilterThresholds | None = None, seed: int = 1,
-                           log: Callable[[str], None] = print, **options: Any) -> dict[str, Any]:
+def synthesize_from_source(source: Source, checkpoint: str | Path, out_dir: str | Path,
+                           config: SynthesisConfig | None = None, log: Callable[[str], None] = print,
+                           **runtime: Any) -> dict[str, Any]:
     """Run ``synthesize`` over the source's records; write ``source.json`` and add it to the card.
+    ``runtime``: ``synthesize``'s other arguments (map_shards, progress, ...).
 
     The sampler's counts (drawn, kept, duplicates dropped, no answer, ...) account for every draw;
     only kept draws become inputs of the corpus, where inputs = pairs + rejects.
     """
-    options.setdefault("lf_types", LF_TYPES_BY_KIND.get(source.kind))  # checked against a round-trip parser
-    manifest = synthesize(source.records, checkpoint, out_dir, shard_size=shard_size, beam=beam,
-                          thresholds=thresholds, seed=seed, log=log, **options)
+    runtime.setdefault("lf_types", LF_TYPES_BY_KIND.get(source.kind))  # checked against a round-trip parser
+    manifest = synthesize(source.records, checkpoint, out_dir, config, log=log, **runtime)
     out = Path(out_dir)
     described = {"kind": source.kind, "description": source.description, "options": source.options,
                  "sampler_stats": source.stats()}

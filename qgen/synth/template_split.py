@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Sequence

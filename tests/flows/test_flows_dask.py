@@ -12,6 +12,7 @@ import torch
 from qgen.data import Pair
 from qgen.model import ModelConfig
 from qgen.synth import synthesize
+from qgen.synth.config import SynthesisConfig
 from qgen.synth.sources import open_source
 from qgen.train import TrainConfig, train
 
@@ -54,8 +55,8 @@ def rows(corpus: Path, kind: str):
 def test_dask_shards_write_the_single_process_corpus(harness: None, checkpoint: Path, tmp_path: Path) -> None:
     single = tmp_path / "single"
     source = open_source(from_graph=str(GRAPH), count=RUN["count"], seed=RUN["seed"])
-    expected = synthesize(source.records, checkpoint, single, shard_size=RUN["shard_size"], beam=RUN["beam"],
-                          seed=RUN["seed"], log=lambda _: None)
+    config = SynthesisConfig(shard_size=RUN["shard_size"], beam=RUN["beam"], seed=RUN["seed"])
+    expected = synthesize(source.records, checkpoint, single, config, log=lambda _: None)
     on_dask = tmp_path / "dask"
     manifest = synthesize_flow(checkpoint=str(checkpoint), out=str(on_dask), from_graph=str(GRAPH), dask_workers=2,
                                in_flight=3, **RUN)  # a window of 3 shards out of 8

@@ -14,6 +14,7 @@ from test_synth_corpus import read_inputs, train_toy_generator, write_toy_inputs
 
 from qgen.synth import synthesize
 from qgen.synth.card import size_category, write_card
+from qgen.synth.config import SynthesisConfig
 from qgen.synth.schema import PAIR_SCHEMA, REJECT_SCHEMA
 
 yaml = pytest.importorskip("yaml")
@@ -29,7 +30,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("card")
     checkpoint = train_toy_generator(root / "model", epochs=30, metadata={"task": "generate", "lf_types": ["sparql"]})
     inputs = write_toy_inputs(root / "inputs.jsonl", N_INPUTS)
-    synthesize(read_inputs(inputs), checkpoint, root / "corpus", **RUN, log=lambda _: None)
+    synthesize(read_inputs(inputs), checkpoint, root / "corpus", SynthesisConfig(**RUN), log=lambda _: None)
     return root / "corpus"
 
 
@@ -81,7 +82,7 @@ def test_a_rewritten_or_resumed_card_keeps_one_front_matter(corpus: Path, tmp_pa
     write_card(corpus, manifest, seed=7)
     assert (corpus / "README.md").read_text() == before  # the same card, not a second front matter
     inputs = corpus.parent / "inputs.jsonl"
-    synthesize(read_inputs(inputs), corpus.parent / "model" / "best.pt", corpus, **RUN, log=lambda _: None)
+    synthesize(read_inputs(inputs), corpus.parent / "model" / "best.pt", corpus, SynthesisConfig(**RUN), log=lambda _: None)
     after = (corpus / "README.md").read_text()
     assert after.startswith("---\n") and after.splitlines().count("---") == 2
     assert after.splitlines().count("configs:") == 1

@@ -29,6 +29,7 @@ from qgen.datasets.records import RawExample
 from qgen.metrics import immediate_repeat_share
 from qgen.model import ModelConfig
 from qgen.synth import CorpusError, synthesize
+from qgen.synth.config import SynthesisConfig
 from qgen.train import TrainConfig, train
 
 REPO = Path(__file__).resolve().parents[3]
@@ -36,6 +37,7 @@ TRAIN_NAMES = ["bali", "paris", "new york", "porto", "las palmas", "seville", "n
 RELATIONS = [("capital", "what is the capital of {} ?"), ("mayor", "who is the mayor of {} ?")]
 UNSEEN = ["oslo", "zagreb", "lima", "kuala lumpur", "rome", "quito", "bern"]
 RUN = dict(shard_size=20, beam=4, seed=7, batch_size=8, device="cpu")
+CONFIG = SynthesisConfig(**RUN)
 N_INPUTS = 200
 
 
@@ -86,7 +88,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("synth")
     train_toy_generator(root / "model", epochs=80)
     inputs = write_toy_inputs(root / "inputs.jsonl", N_INPUTS)
-    synthesize(read_inputs(inputs), root / "model" / "best.pt", root / "straight", **RUN, log=lambda _: None)
+    synthesize(read_inputs(inputs), root / "model" / "best.pt", root / "straight", CONFIG, log=lambda _: None)
     return {"root": root, "checkpoint": root / "model" / "best.pt", "inputs": inputs, "straight": root / "straight"}
 
 
@@ -151,13 +153,14 @@ import torch
 torch.set_num_threads(1)
 from qgen.datasets.records import RawExample
 from qgen.synth import synthesize
+from qgen.synth.config import SynthesisConfig
 inputs, checkpoint, out, run = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
 def records():  # slowed down after two shards, so that the kill lands mid-run
     for position, line in enumerate(open(inputs)):
         if position >= 40:
             time.sleep(0.02)
         yield RawExample(**json.loads(line))
-synthesize(records(), checkpoint, out, **run, log=lambda _: None)
+synthesize(records(), checkpoint, out, SynthesisConfig(**run), log=lambda _: None)
 """
 
 
@@ -182,7 +185,7 @@ def test_kill_9_mid_run_then_resume_writes_the_uninterrupted_rows(setup: dict[st
     killed = json.loads((out / "manifest.json").read_text())
     assert killed["status"] == "running" and 2 <= len(killed["shards"]) < N_INPUTS // RUN["shard_size"]
     log: list[str] = []
-    manifest = synthesize(read_inputs(setup["inputs"]), setup["checkpoint"], out, **RUN, log=log.append)
+    manifest = synthesize(read_inputs(setup["inputs"]), setup["checkpoint"], out, CONFIG, log=log.append)
     redone = [line for line in log if line.startswith("shard ")]
     assert len(redone) == N_INPUTS // RUN["shard_size"] - len(killed["shards"])  # finished shards were skipped
     assert manifest["created_at"] == killed["created_at"] and manifest["status"] == "complete"
@@ -204,7 +207,7 @@ def test_half_written_or_damaged_shards_are_redone(setup: dict[str, Path]) -> No
     (out / ".tmp" / "pairs").mkdir(parents=True)
     (out / ".tmp" / "pairs" / "part-00006.parquet.tmp-999").write_bytes(b"PAR1 half")  # a sink killed mid-write
     log: list[str] = []
-    manifest = synthesize(read_inputs(setup["inputs"]), setup["checkpoint"], out, **RUN, log=log.append)
+    manifest = synthesize(read_inputs(setup["inputs"]), setup["checkpoint"], out, CONFIG, log=log.append)
     assert [line.split(":")[0] for line in log if line.startswith("shard ")] == ["shard 3", "shard 5"]
     for kind in ("pairs", "rejects"):
         assert rows(out, kind, keep_created_at=True).equals(before[kind]), kind
@@ -215,7 +218,7 @@ def test_half_written_or_damaged_shards_are_redone(setup: dict[str, Path]) -> No
 
 def test_no_repeat_decodes_every_shard_with_it_and_says_so(setup: dict[str, Path], no_repeat_seen: list) -> None:
     out = setup["root"] / "no_repeat"
-    manifest = synthesize(read_inputs(setup["inputs"])[:30], setup["checkpoint"], out, **RUN, no_repeat=True,
+    manifest = synthesize(read_inputs(setup["inputs"])[:30], setup["checkpoint"], out, replace(CONFIG, no_repeat=True),
                           log=lambda _: None)
     assert no_repeat_seen and set(no_repeat_seen) == {True}
     assert manifest["settings"]["no_repeat"] is True and "no word right after itself" in (out / "README.md").read_text()
@@ -228,19 +231,19 @@ def test_a_finished_run_is_a_no_op_and_other_settings_or_input_are_refused(setup
     shutil.copytree(setup["straight"], out)
     inputs = read_inputs(setup["inputs"])
     log: list[str] = []
-    synthesize(inputs, setup["checkpoint"], out, **RUN, log=log.append)
+    synthesize(inputs, setup["checkpoint"], out, CONFIG, log=log.append)
     assert not [line for line in log if line.startswith("shard ")]
     with pytest.raises(CorpusError, match="other settings .*beam"):
-        synthesize(inputs, setup["checkpoint"], out, **{**RUN, "beam": 2}, log=lambda _: None)
+        synthesize(inputs, setup["checkpoint"], out, replace(CONFIG, beam=2), log=lambda _: None)
     with pytest.raises(CorpusError, match="other settings .*no_repeat"):
-        synthesize(inputs, setup["checkpoint"], out, **RUN, no_repeat=True, log=lambda _: None)
+        synthesize(inputs, setup["checkpoint"], out, replace(CONFIG, no_repeat=True), log=lambda _: None)
     changed = inputs[:5] + [replace(inputs[5], logical_form=sparql(5, "capital"))] + inputs[6:]
     with pytest.raises(CorpusError, match="input of shard 0"):
-        synthesize(changed, setup["checkpoint"], out, **RUN, log=lambda _: None)
+        synthesize(changed, setup["checkpoint"], out, CONFIG, log=lambda _: None)
     with pytest.raises(CorpusError, match="input changed"):
-        synthesize(inputs[:100], setup["checkpoint"], out, **RUN, log=lambda _: None)
+        synthesize(inputs[:100], setup["checkpoint"], out, CONFIG, log=lambda _: None)
     stray = setup["root"] / "stray"
     (stray / "pairs").mkdir(parents=True)
     (stray / "pairs" / "part-00000.parquet").write_bytes(b"")
     with pytest.raises(CorpusError, match="no manifest"):
-        synthesize(inputs, setup["checkpoint"], stray, **RUN, log=lambda _: None)
+        synthesize(inputs, setup["checkpoint"], stray, CONFIG, log=lambda _: None)

@@ -14,10 +14,12 @@ from tiny_parser import CITIES, RELATIONS, sparql, train_tiny_parser
 from qgen import cli
 from qgen.datasets.records import RawExample
 from qgen.synth import FilterThresholds, synthesize
+from qgen.synth.config import SynthesisConfig
 from qgen.synth.round_trip import RoundTripOptions, RoundTripSetupError
 
 REPO = Path(__file__).resolve().parents[3]
-RUN = dict(shard_size=4, beam=2, seed=3, batch_size=8, device="cpu", log=lambda _: None)
+RUN = dict(shard_size=4, beam=2, seed=3, batch_size=8, device="cpu")
+QUIET = {"log": lambda _: None}
 LENIENT = FilterThresholds(max_repeated_ngrams=1)  # the tiny generator repeats itself
 
 
@@ -40,15 +42,15 @@ def rejects_of(out: Path) -> pd.DataFrame:
 
 def test_a_threshold_no_pair_can_reach_removes_every_kept_pair(tiny_checkpoint: Path, parser: Path,
                                                                tmp_path: Path) -> None:
-    plain = synthesize(records(), tiny_checkpoint, tmp_path / "plain", thresholds=LENIENT, **RUN)
+    plain = synthesize(records(), tiny_checkpoint, tmp_path / "plain", SynthesisConfig(thresholds=LENIENT, **RUN), **QUIET)
     generated = pd.read_parquet(tmp_path / "plain" / "pairs")
     assert plain["counts"]["pairs"] == len(generated) == 10
     floor = float(generated["score"].median())  # the over-copy filter's score floor now drops about half
     passing = set(generated.loc[generated["score"] >= floor, "id"])
     out = tmp_path / "corpus"
-    manifest = synthesize(records(), tiny_checkpoint, out, thresholds=FilterThresholds(max_repeated_ngrams=1,
-                                                                                         min_score=floor),
-                          round_trip=RoundTripOptions(str(parser), {"sparql": "score"}, threshold=0.0 + 1), lf_types=["sparql"], **RUN)
+    config = SynthesisConfig(thresholds=FilterThresholds(max_repeated_ngrams=1, min_score=floor),
+                             round_trip=RoundTripOptions(str(parser), {"sparql": "score"}, threshold=0.0 + 1), **RUN)
+    manifest = synthesize(records(), tiny_checkpoint, out, config, lf_types=["sparql"], **QUIET)
     counts = manifest["counts"]
     assert manifest["filter"]["kept"] == len(passing) and 0 < len(passing) < 10
     # length-normalised log-probabilities are <= 0 < 1: every pair the filter kept goes
@@ -78,8 +80,9 @@ def test_a_threshold_no_pair_can_reach_removes_every_kept_pair(tiny_checkpoint: 
 
 
 def test_a_threshold_every_pair_reaches_removes_nothing(tiny_checkpoint: Path, parser: Path, tmp_path: Path) -> None:
-    manifest = synthesize(records(), tiny_checkpoint, tmp_path / "corpus",
-                          thresholds=LENIENT, round_trip=RoundTripOptions(str(parser), {"sparql": "score"}, threshold=-1e9), **RUN)
+    config = SynthesisConfig(thresholds=LENIENT, round_trip=RoundTripOptions(str(parser), {"sparql": "score"},
+                                                                             threshold=-1e9), **RUN)
+    manifest = synthesize(records(), tiny_checkpoint, tmp_path / "corpus", config, **QUIET)
     counts = manifest["counts"]
     assert "round_trip" not in counts["rejects_by_stage"]
     assert counts["pairs"] == manifest["filter"]["kept"] > 0
@@ -94,7 +97,8 @@ def test_a_parser_for_other_logical_forms_is_refused_before_the_run(tiny_checkpo
                                                                     tmp_path: Path) -> None:
     out = tmp_path / "corpus"
     with pytest.raises(RoundTripSetupError, match="cannot judge sql"):
-        synthesize(records(), tiny_checkpoint, out, round_trip=RoundTripOptions(str(parser)), lf_types=["sql"], **RUN)
+        synthesize(records(), tiny_checkpoint, out, SynthesisConfig(round_trip=RoundTripOptions(str(parser)), **RUN),
+                   lf_types=["sql"], **QUIET)
     assert not (out / "manifest.json").exists() and not (out / "pairs").exists()
 
 
