@@ -330,16 +330,17 @@ BENCHMARK_DEFAULT_MODELS = "seq2seq,seq2seq_priors,copynet,coverage,scratchpad,s
 @app.command()
 def benchmark(
     dataset: str = typer.Argument("webqsp", help="webqsp or wikisql; e2e (Zhang et al.'s CAEncoder); wen-hotel or "
-                                                 "wen-restaurant (Kiddon et al.'s checklist); or downstream "
-                                                 "(then TARGET: wikisql)."),
+                                                 "wen-restaurant (Kiddon et al.'s checklist); e2e-char, hotel-char "
+                                                 "or restaurant-char (Roberti et al.'s character models); or "
+                                                 "downstream (then TARGET: wikisql)."),
     target: Optional[str] = typer.Argument(None, help="With downstream: the dataset (wikisql)."),
     models: Optional[str] = typer.Option(None, "--models",
                                help="Comma-separated rows (default: all of the table): the seed paper's Table 1 "
                                     "(seq2seq,seq2seq_priors,copynet,coverage,scratchpad) + scratchpad_extended; "
                                     "e2e: zhang_baseline,zhang_caencoder,zhang_caencoder_attreg; "
-                                    "wen-*: kiddon_checklist,kiddon_attention."),
+                                    "wen-*: kiddon_checklist,kiddon_attention; *-char: roberti_eda,roberti_eda_c."),
     epochs: Optional[int] = typer.Option(None, "--epochs", help="Epochs per model (default: the paper's 75; e2e: 5; wen-*: at most "
-                                                    "50, stopping early on dev BLEU)."),
+                                                    "50, *-char: at most 100, stopping early on dev BLEU)."),
     max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="Time budget per model; resumable."),
     glove: Optional[Path] = typer.Option(None, "--glove", help="GloVe-format 300d vectors, if you have them."),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Datasets root."),
@@ -376,6 +377,19 @@ def benchmark(
         e2e_cfg = E2EBenchConfig(epochs=epochs or 5, seeds=(seed, seed + 1), max_seconds=max_seconds)
         try:
             readme = run_e2e_benchmark(rows, e2e_cfg, work_dir / "e2e", results, data_dir, log=typer.echo)
+        except (ValueError, FileNotFoundError) as error:
+            fail(str(error), 2)
+        typer.echo(f"wrote {readme}")
+        return
+    if dataset in ("e2e-char", "hotel-char", "restaurant-char"):  # seed 002's table (qgen/char_benchmark.py)
+        from qgen.char_benchmark import ROWS as CHAR_ROWS
+        from qgen.char_benchmark import CharBenchConfig, run_char_benchmark
+
+        rows = tuple(models.split(",")) if models else CHAR_ROWS
+        char_cfg = CharBenchConfig(epochs=epochs or 100, seed=seed, max_seconds=max_seconds)
+        try:
+            readme = run_char_benchmark(dataset.split("-", 1)[0], rows, char_cfg, work_dir / "char", results,
+                                        data_dir, log=typer.echo)
         except (ValueError, FileNotFoundError) as error:
             fail(str(error), 2)
         typer.echo(f"wrote {readme}")

@@ -121,8 +121,11 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
-def build_vocabularies(pairs: Sequence[Pair]) -> tuple[Vocab, Vocab]:
-    """The paper's vocabularies: every token of the training sources and targets."""
+def build_vocabularies(pairs: Sequence[Pair], alphabet: str = "") -> tuple[Vocab, Vocab]:
+    """The paper's vocabularies: every token of the training sources and targets; with an
+    ``alphabet`` (a character model), that alphabet on both sides."""
+    if alphabet:
+        return Vocab(list(alphabet)), Vocab(list(alphabet))
     return Vocab.build(p.src for p in pairs), Vocab.build(p.tgt for p in pairs)
 
 
@@ -160,7 +163,7 @@ def train(train_pairs: Sequence[Pair], valid_pairs: Sequence[Pair], model_cfg: M
         optimizer = make_optimizer(model, cfg, device)
         start_epoch, history = 0, []
     else:
-        src_vocab, tgt_vocab = build_vocabularies(train_pairs)
+        src_vocab, tgt_vocab = build_vocabularies(train_pairs, getattr(model_cfg, "alphabet", ""))
         model = build_model(model_cfg.with_vocab(len(src_vocab), len(tgt_vocab))).to(device)
         vectors = _load_pretrained(model, src_vocab, tgt_vocab, cfg.glove_path, log)
         optimizer = make_optimizer(model, cfg, device)

@@ -5,6 +5,7 @@ paper's: hidden 512, word vectors 300, 2 layers, dropout 0.5.
 """
 from __future__ import annotations
 
+import string
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
@@ -76,7 +77,7 @@ class ModelConfig:
 # field set is the one every checkpoint before them was written with, and stays so; a PartsConfig with
 # every field at its default builds the same model as the ModelConfig it extends.
 ENCODERS = ("bigru", "bigru_concat", "caencoder", "agenda")
-DECODERS = ("skeleton", "cgru", "checklist")
+DECODERS = ("skeleton", "cgru", "checklist", "roberti")
 LOSS_TERMS = ("attreg", "checklist")  # qgen/model/losses.py
 
 
@@ -95,6 +96,9 @@ class PartsConfig(ModelConfig):
     init_uniform: float = 0.0  # > 0: every parameter drawn from U(-a, a) (dl4mt: 0.08); 0: torch's defaults
     checklist_beta: float = 1.0  # the reference-type softmax's sharpness (K3; dialogue 1, recipes 5)
     checklist_gamma: float = 10.0  # the item attentions' sharpness (K5, K9; dialogue 10, recipes 2)
+    # Characters, not words: both vocabularies are exactly this alphabet, whatever the training data
+    # holds (seed 002: Python's string.printable), so models of different datasets share their shapes
+    alphabet: str = ""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -110,6 +114,9 @@ class PartsConfig(ModelConfig):
             raise ValueError("the agenda encoder and the checklist decoder go together (seed 004)")
         if self.encoder in ("bigru_concat", "caencoder") and self.decoder != "cgru":
             raise ValueError(f"encoder {self.encoder!r} feeds the cgru decoder only (its memory width differs)")
+        if self.decoder == "roberti" and (self.encoder != "bigru" or self.copy not in ("none", "intersection")):
+            raise ValueError("the roberti decoder reads the bigru encoder and copies from its own attention "
+                             "(copy 'none' or 'intersection')")
         if self.decoder in ("cgru", "checklist") and self.copy != "none":
             raise ValueError(f"the {self.decoder} decoder has no copy generator (copy must be 'none')")
 
@@ -214,4 +221,14 @@ VARIANTS.update({
                                 False, False, 10),
     "kiddon_attention": Variant("kiddon_attention", PartsConfig(**_KIDDON_SIZES, attention="bahdanau"),
                                 False, False, 10),
+})
+# Seed 002 (Roberti et al. 2019), the released code's sizes: characters of Python's string.printable on
+# both sides, embeddings of 16, GRUs of H = 256 (the encoder's 256 a direction: hidden_size 2H), 4 layers,
+# dropout 0.2 between layers, attention width 128; greedy decoding (qgen/model/roberti.py).
+_ROBERTI = dict(embedding_dim=16, hidden_size=512, num_layers=4, dropout=0.2, mlp_hidden=128, decoder="roberti",
+                alphabet=string.printable)
+VARIANTS.update({
+    "roberti_eda": Variant("roberti_eda", PartsConfig(**_ROBERTI), False, False, 1),  # EDA: no copy
+    # EDA_C: + the copy of Eq. 7-9 (the attention itself, shifted)
+    "roberti_eda_c": Variant("roberti_eda_c", PartsConfig(**_ROBERTI, copy="intersection"), False, False, 1),
 })

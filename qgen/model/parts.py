@@ -1,6 +1,6 @@
 """Which encoder and decoder a ``PartsConfig`` plugs into the skeleton (qgen/model/seq2seq.py): the
-data-to-text seeds' parts, assembled per seed in qgen/model/zhang.py (seed 003) and
-qgen/model/checklist.py (seed 004)."""
+data-to-text seeds' parts, assembled per seed in qgen/model/roberti.py (seed 002), qgen/model/zhang.py
+(seed 003) and qgen/model/checklist.py (seed 004)."""
 from __future__ import annotations
 
 import torch
@@ -9,6 +9,7 @@ from torch import nn
 from qgen.model import zhang
 from qgen.model.checklist import AgendaEncoder, ChecklistDecoder
 from qgen.model.config import ModelConfig, PartsConfig
+from qgen.model.roberti import RobertiDecoder
 
 
 def uses_parts(cfg: ModelConfig) -> bool:
@@ -26,6 +27,8 @@ def build_encoder(cfg: PartsConfig) -> tuple[nn.Module, int]:
 def build_decoder(cfg: PartsConfig, memory_dim: int) -> nn.Module:
     if cfg.decoder == "checklist":
         return ChecklistDecoder(cfg)
+    if cfg.decoder == "roberti":
+        return RobertiDecoder(cfg)
     return zhang.build_decoder(cfg, memory_dim)
 
 

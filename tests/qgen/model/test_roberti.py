@@ -1,0 +1,87 @@
+"""Seed 002's character decoder (qgen/model/roberti.py): the shifted copy, p_gen kept in the state,
+a distribution that sums to one, and the two registry rows on the skeleton."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from qgen.decode import greedy
+from qgen.datasets.char_d2t import source_chars
+from qgen.model import VARIANTS, build_model, make_batch
+from qgen.model.roberti import shifted_copy_ids
+from qgen.train import build_vocabularies
+
+
+def small(row: str):
+    from dataclasses import replace
+
+    cfg = replace(VARIANTS[row].model, hidden_size=32, num_layers=2, mlp_hidden=16)
+    src_vocab, tgt_vocab = build_vocabularies([], cfg.alphabet)
+    torch.manual_seed(0)
+    return build_model(cfg.with_vocab(len(src_vocab), len(tgt_vocab))), src_vocab, tgt_vocab
+
+
+def test_shifted_ids_copy_the_next_character_and_the_last_position_copies_nothing() -> None:
+    ids = torch.tensor([[1, 10, 11, 2], [1, 12, 2, -1]])  # <s> a b </s> ; <s> c </s> <pad>
+    assert shifted_copy_ids(ids).tolist() == [[10, 11, 2, -1], [12, 2, -1, -1]]
+
+
+def test_both_vocabularies_are_the_alphabet_whatever_the_data() -> None:
+    src_vocab, tgt_vocab = build_vocabularies([], VARIANTS["roberti_eda_c"].model.alphabet)
+    assert src_vocab.itos == tgt_vocab.itos and len(src_vocab) == 4 + 100  # specials + string.printable
+
+
+@pytest.mark.parametrize("row", ["roberti_eda", "roberti_eda_c"])
+def test_a_step_is_a_distribution_over_the_alphabet(row: str) -> None:
+    model, src_vocab, tgt_vocab = small(row)
+    model.eval()
+    batch = make_batch([source_chars("name[Aromi]"), source_chars("near[X]")], None, src_vocab, tgt_vocab,
+                       model.cfg.copy)
+    state = model.start(batch)
+    log_probs, state, attns = model.step(torch.tensor([1, 1]), state)
+    assert log_probs.shape == (2, len(tgt_vocab))
+    assert torch.allclose(log_probs.exp().sum(-1), torch.ones(2), atol=1e-5)
+    assert ("p_gen" in attns) == (row == "roberti_eda_c")
+    if row == "roberti_eda_c":
+        assert state["p_gen"].shape == (2, 1) and not torch.equal(state["p_gen"], torch.full((2, 1), 0.5))
+
+
+def test_the_copy_puts_each_positions_attention_on_the_next_character() -> None:
+    model, src_vocab, tgt_vocab = small("roberti_eda_c")
+    model.eval()
+    batch = make_batch([source_chars("ab")], None, src_vocab, tgt_vocab, "intersection")
+    state = model.start(batch)
+    with torch.no_grad():  # a switch that only copies, and an attention all on "<s>": the copy writes "a"
+        model.decoder.p_gen.bias.fill_(-50.0)
+        model.decoder.attention.score.weight.fill_(1.0)
+    state["keys"] = torch.full_like(state["keys"], -100.0)
+    state["keys"][0, 0] = 100.0
+    log_probs, _, attns = model.step(torch.tensor([1]), state)
+    assert attns["read"][0].argmax().item() == 0
+    assert log_probs[0].argmax().item() == tgt_vocab.stoi["a"]
+
+
+def test_training_lowers_the_loss_and_greedy_decodes_characters() -> None:
+    model, src_vocab, tgt_vocab = small("roberti_eda_c")
+    sources = [source_chars(f"name[{n}]") for n in ("Aromi", "Zizzi", "Loch")]
+    targets = [list(f"{n} is here.") for n in ("Aromi", "Zizzi", "Loch")]
+    batch = make_batch(sources, targets, src_vocab, tgt_vocab, "intersection")
+    optimiser = torch.optim.Adam(model.parameters(), lr=1e-2)
+    losses = []
+    for _ in range(30):
+        loss, tokens = model(batch)
+        optimiser.zero_grad()
+        (loss / tokens).backward()
+        optimiser.step()
+        losses.append(loss.item() / tokens)
+    assert losses[-1] < 0.5 * losses[0]
+    model.eval()
+    hyps = greedy(model, make_batch(sources, None, src_vocab, tgt_vocab, "intersection"), max_len=20)
+    assert all(set(tgt_vocab.decode(h.ids)) <= set(tgt_vocab.itos) for h in hyps)
+
+
+def test_the_roberti_decoder_refuses_another_encoder_or_copy() -> None:
+    from dataclasses import replace
+
+    with pytest.raises(ValueError, match="roberti decoder"):
+        replace(VARIANTS["roberti_eda"].model, copy="extended")

@@ -1,0 +1,64 @@
+"""Seed 002's benchmark end to end at toy size on a made-up Hotel folder: rows, selection, test
+outputs and the results files; and the real splits' sizes where the datasets are."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from qgen.char_benchmark import CharBenchConfig, run_char_benchmark
+from qgen.datasets.char_d2t import ascii_fold, read_split, to_pairs
+
+
+def write_hotel(root: Path) -> Path:
+    folder = root / "wen2015_sf" / "roberti_e2e_format"
+    folder.mkdir(parents=True)
+    names = ["aria", "bel air", "cova", "dune", "elm inn", "fig"]
+    for split, picked in (("train", names), ("dev", names[:3]), ("test", names[3:])):
+        rows = ['"area[dropped]","the first line, which the loader drops."']
+        rows += [f'"name[{n}]","{n} is a hotel."' for n in picked] + [f'"name[{n}]","the {n} hotel."' for n in picked]
+        (folder / f"hotel_{split}.csv").write_text("\n".join(rows) + "\n")
+    return root
+
+
+def test_reading_drops_the_first_line_folds_to_ascii_and_groups_by_mr(tmp_path: Path) -> None:
+    split = read_split(write_hotel(tmp_path), "hotel", "dev")
+    assert len(split.rows) == 6 and split.mrs == ("name[aria]", "name[bel air]", "name[cova]")
+    assert split.references[0] == ("aria is a hotel.", "the aria hotel.")
+    pairs = to_pairs(split, "dev")
+    assert pairs[0].src[0] == "<s>" and pairs[0].src[-1] == "</s>" and "".join(pairs[0].src[1:-1]) == "name[aria]"
+    assert ascii_fold("£20 café") == "L20 cafe"
+
+
+def test_a_bad_row_names_the_file_and_line(tmp_path: Path) -> None:
+    root = write_hotel(tmp_path)
+    path = root / "wen2015_sf" / "roberti_e2e_format" / "hotel_test.csv"
+    path.write_text(path.read_text() + '"name[x]"\n')
+    with pytest.raises(ValueError, match=r"hotel_test.csv: line 8 is not one MR and one reference"):
+        read_split(root, "hotel", "test")
+
+
+def test_the_benchmark_trains_selects_decodes_and_writes_its_table(tmp_path: Path) -> None:
+    cfg = CharBenchConfig(epochs=2, patience=1, batch_size=4, learning_rate=1e-2, hidden=16, layers=1,
+                          java_metrics=False, device="cpu")
+    readme = run_char_benchmark("hotel", ["roberti_eda_c"], cfg, tmp_path / "work", tmp_path / "results",
+                                write_hotel(tmp_path / "data"), log=lambda _: None)
+    report = json.loads((readme.parent / "metrics.json").read_text())
+    assert report["dataset"] == "hotel" and set(report["test"]) == {"roberti_eda_c"}
+    assert report["dev"]["roberti_eda_c"]["selected_epoch"] in (1, 2)
+    assert 0.0 <= report["test"]["roberti_eda_c"]["BLEU"] <= 1.0 and report["test"]["roberti_eda_c"]["METEOR"] is None
+    lines = (readme.parent / "roberti_eda_c_test.tsv").read_text().splitlines()
+    assert lines[0] == "MR\toutput" and [line.split("\t")[0] for line in lines[1:]] == [
+        "name[dune]", "name[elm inn]", "name[fig]"]
+    text = readme.read_text()
+    assert "| roberti_eda_c | ours | folded |" in text and "| EDA_CS (not built here) | paper |" in text
+    with pytest.raises(ValueError, match="unknown row"):
+        run_char_benchmark("hotel", ["eda_cs"], cfg, tmp_path / "work", tmp_path / "results", tmp_path / "data")
+
+
+@pytest.mark.slow
+def test_the_real_splits_have_the_papers_sizes(shared_datasets: Path) -> None:
+    sizes = {d: [len(read_split(shared_datasets, d, s).rows) for s in ("train", "dev", "test")]
+             for d in ("hotel", "restaurant")}
+    assert sizes == {"hotel": [2210, 275, 275], "restaurant": [2874, 358, 358]}
