@@ -22,6 +22,7 @@ import torch
 from qgen.checkpoint import load_checkpoint, save_checkpoint
 from qgen.data import Pair, bucketed_batches, sequential_batches
 from qgen.model import Batch, ModelConfig, Vocab, build_model, make_batch
+from qgen.model.vocab import BOS, EOS
 from qgen.model.seq2seq import QuestionGenerator
 from qgen.version import code_version
 
@@ -293,7 +294,11 @@ def run_epoch(model: QuestionGenerator, optimizer: torch.optim.Optimizer, train_
     last_report = started
     for step in range(done, len(batches)):
         batch = _batch(batches[step], src_vocab, tgt_vocab, model.cfg.copy, cfg).to(device)
-        loss, count, taken = training_step(model, optimizer, batch, cfg, forcing, autocast)
+        if getattr(model.decoder, "switching", False):
+            loss, count, taken = switching_step(model, optimizer, batch, batches[step], src_vocab, tgt_vocab, cfg,
+                                                autocast)
+        else:
+            loss, count, taken = training_step(model, optimizer, batch, cfg, forcing, autocast)
         total = total + torch.where(taken, loss.float(), 0.0)
         tokens = tokens + taken.long() * count
         skipped = skipped + (~taken).long()
@@ -342,6 +347,35 @@ def training_step(model: QuestionGenerator, optimizer: torch.optim.Optimizer, ba
     (loss / count).backward()
     norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm)
     return loss.detach(), count, _update(optimizer, norm)
+
+
+def switching_step(model: QuestionGenerator, optimizer: torch.optim.Optimizer, batch: Batch, pairs: Sequence[Pair],
+                   src_vocab: Vocab, tgt_vocab: Vocab, cfg: TrainConfig,
+                   autocast: torch.autocast) -> tuple[torch.Tensor, int, torch.Tensor]:
+    """Seed 002's tailored training (qgen/model/roberti.py): an update on MR -> text, then one on the
+    text the forward pass's teacher-forced outputs spell (argmax, cut at the first EOS, computed
+    before the update) -> the MR, with the two GRUs' roles swapped. Returns the forward pass's
+    figures (the reverse pass only trains). The argmax text is read on the host each step."""
+    predictions: list[torch.Tensor] = []
+    with autocast:
+        loss, count = model(batch, teacher_forcing=1.0, predictions=predictions)
+    optimizer.zero_grad(set_to_none=True)
+    (loss / count).backward()
+    taken = _update(optimizer, torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm))
+    guessed = [tgt_vocab.decode(ids) for ids in torch.stack(predictions, dim=1).tolist()]
+    # the reverse pair: <s> argmax text </s> -> the MR's characters (the source without <s> and </s>)
+    reverse = [Pair(p.id, [BOS, *text, EOS], list(p.src[1:-1]), p.group) for p, text in zip(pairs, guessed)]
+    model.encoder.reverse = True
+    try:
+        with autocast:
+            back, back_count = model(_batch(reverse, src_vocab, tgt_vocab, model.cfg.copy, cfg).to(batch.src.device),
+                                     teacher_forcing=1.0)
+        optimizer.zero_grad(set_to_none=True)
+        (back / back_count).backward()
+        _update(optimizer, torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm))
+    finally:
+        model.encoder.reverse = False
+    return loss.detach(), count, taken
 
 
 def make_optimizer(model: QuestionGenerator, cfg: TrainConfig, device: torch.device) -> torch.optim.Optimizer:

@@ -76,7 +76,7 @@ class ModelConfig:
 # The data-to-text seeds' parts (issue 22). A subclass rather than new ModelConfig fields: ModelConfig's
 # field set is the one every checkpoint before them was written with, and stays so; a PartsConfig with
 # every field at its default builds the same model as the ModelConfig it extends.
-ENCODERS = ("bigru", "bigru_concat", "caencoder", "agenda")
+ENCODERS = ("bigru", "bigru_concat", "caencoder", "agenda", "roberti_switch")
 DECODERS = ("skeleton", "cgru", "checklist", "roberti")
 LOSS_TERMS = ("attreg", "checklist")  # qgen/model/losses.py
 
@@ -114,9 +114,12 @@ class PartsConfig(ModelConfig):
             raise ValueError("the agenda encoder and the checklist decoder go together (seed 004)")
         if self.encoder in ("bigru_concat", "caencoder") and self.decoder != "cgru":
             raise ValueError(f"encoder {self.encoder!r} feeds the cgru decoder only (its memory width differs)")
-        if self.decoder == "roberti" and (self.encoder != "bigru" or self.copy not in ("none", "intersection")):
-            raise ValueError("the roberti decoder reads the bigru encoder and copies from its own attention "
-                             "(copy 'none' or 'intersection')")
+        if self.decoder == "roberti" and (self.encoder not in ("bigru", "roberti_switch")
+                                          or self.copy not in ("none", "intersection")):
+            raise ValueError("the roberti decoder reads the bigru or roberti_switch encoder and copies from its "
+                             "own attention (copy 'none' or 'intersection')")
+        if self.encoder == "roberti_switch" and self.decoder != "roberti":
+            raise ValueError("the roberti_switch encoder's second GRU is the roberti decoder's (seed 002)")
         if self.decoder in ("cgru", "checklist") and self.copy != "none":
             raise ValueError(f"the {self.decoder} decoder has no copy generator (copy must be 'none')")
 
@@ -231,4 +234,8 @@ VARIANTS.update({
     "roberti_eda": Variant("roberti_eda", PartsConfig(**_ROBERTI), False, False, 1),  # EDA: no copy
     # EDA_C: + the copy of Eq. 7-9 (the attention itself, shifted)
     "roberti_eda_c": Variant("roberti_eda_c", PartsConfig(**_ROBERTI, copy="intersection"), False, False, 1),
+    # EDA_S: the switching GRUs (sec. 2.3) without the copy; EDA_CS: with it
+    "roberti_eda_s": Variant("roberti_eda_s", PartsConfig(**_ROBERTI, encoder="roberti_switch"), False, False, 1),
+    "roberti_eda_cs": Variant("roberti_eda_cs", PartsConfig(**_ROBERTI, encoder="roberti_switch", copy="intersection"),
+                              False, False, 1),
 })

@@ -9,7 +9,7 @@ from torch import nn
 from qgen.model import zhang
 from qgen.model.checklist import AgendaEncoder, ChecklistDecoder
 from qgen.model.config import ModelConfig, PartsConfig
-from qgen.model.roberti import RobertiDecoder
+from qgen.model.roberti import RobertiDecoder, RobertiSwitchEncoder
 
 
 def uses_parts(cfg: ModelConfig) -> bool:
@@ -21,6 +21,8 @@ def build_encoder(cfg: PartsConfig) -> tuple[nn.Module, int]:
     """The encoder and the width of its annotations (the decoder's memory)."""
     if cfg.encoder == "agenda":
         return AgendaEncoder(cfg), cfg.embedding_dim
+    if cfg.encoder == "roberti_switch":
+        return RobertiSwitchEncoder(cfg), cfg.hidden_size
     return zhang.build_encoder(cfg)
 
 

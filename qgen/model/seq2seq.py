@@ -28,6 +28,8 @@ class QuestionGenerator(nn.Module):
         if uses_parts(cfg):
             self.encoder, memory_dim = build_encoder(cfg)
             self.decoder = build_decoder(cfg, memory_dim)
+            if hasattr(self.decoder, "bind"):  # a decoder that runs parts of the encoder (seed 002's switch)
+                self.decoder.bind(self.encoder)
         else:
             self.encoder = Encoder(cfg)
             self.decoder = Decoder(cfg)
@@ -51,8 +53,9 @@ class QuestionGenerator(nn.Module):
         return self.decoder.step(prev_tokens, state)
 
     def forward(self, batch: Batch, teacher_forcing: float = 1.0, generator: torch.Generator | None = None,
-                per_sequence: bool = False) -> tuple[torch.Tensor, int]:
-        """Summed NLL of the gold targets and the number of target tokens.
+                per_sequence: bool = False, predictions: list[torch.Tensor] | None = None) -> tuple[torch.Tensor, int]:
+        """Summed NLL of the gold targets and the number of target tokens; ``predictions``, if given,
+        receives each step's argmax (batch,) (seed 002's switching GRUs read the argmax text).
 
         With probability ``teacher_forcing`` the next input is the gold token, else the model's own
         argmax (the paper trains with 0.5 and does not say at what grain). The coin is tossed per
@@ -71,6 +74,8 @@ class QuestionGenerator(nn.Module):
         steps: list[dict[str, torch.Tensor]] = []
         for t in range(tgt.size(1)):
             log_probs, state, attns = self.step(prev, state)  # (batch, extended)
+            if predictions is not None:
+                predictions.append(log_probs.detach().argmax(dim=1))
             if terms:
                 steps.append(attns)
             gold = tgt[:, t]

@@ -85,3 +85,58 @@ def test_the_roberti_decoder_refuses_another_encoder_or_copy() -> None:
 
     with pytest.raises(ValueError, match="roberti decoder"):
         replace(VARIANTS["roberti_eda"].model, copy="extended")
+
+
+def test_the_switch_swaps_which_gru_encodes_and_the_decoder_owns_no_gru() -> None:
+    model, src_vocab, tgt_vocab = small("roberti_eda_cs")
+    names = [n for n, _ in model.named_parameters()]
+    assert not any(n.startswith("decoder.gru") or n.startswith("decoder.embedding") for n in names)
+    assert sum(n.startswith("encoder.grus.") for n in names) > 0
+    batch = make_batch([source_chars("name[Aromi]")], None, src_vocab, tgt_vocab, "intersection")
+    encoder = model.encoder
+    assert encoder.roles() == (encoder.grus[0], encoder.grus[1])
+    forward, _ = encoder(batch.src, batch.src_lengths)
+    encoder.reverse = True
+    assert encoder.roles() == (encoder.grus[1], encoder.grus[0])
+    backward, final = encoder(batch.src, batch.src_lengths)
+    encoder.reverse = False
+    assert forward.shape == backward.shape == (1, len("name[Aromi]") + 2, 32) and not torch.allclose(forward, backward)
+    assert final.shape == (2 * 2, 1, 16)  # (directions x layers, batch, H): the decoder GRU's initial state
+
+
+def test_a_switching_step_trains_both_directions_and_reports_the_forward_loss() -> None:
+    from qgen.data import Pair
+    from qgen.train import TrainConfig, _batch, make_optimizer, switching_step
+
+    model, src_vocab, tgt_vocab = small("roberti_eda_cs")
+    cfg = TrainConfig(batch_size=2, learning_rate=1e-2, teacher_forcing=1.0, max_src_len=400, max_tgt_len=400)
+    pairs = [Pair(str(i), source_chars(f"name[{n}]"), list(f"{n} is here."), str(i)) for i, n in enumerate(["Aromi", "Loch"])]
+    batch = _batch(pairs, src_vocab, tgt_vocab, "intersection", cfg)
+    model.train()
+    torch.manual_seed(3)
+    expected, _ = model(batch, teacher_forcing=1.0)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    optimizer = make_optimizer(model, cfg, torch.device("cpu"))
+    torch.manual_seed(3)
+    loss, count, taken = switching_step(model, optimizer, batch, pairs, src_vocab, tgt_vocab, cfg,
+                                        torch.autocast("cpu", enabled=False))
+    assert bool(taken) and count == batch.target_tokens and loss.item() == pytest.approx(expected.item(), rel=1e-5)
+    assert model.encoder.reverse is False
+    changed = {k for k, v in model.state_dict().items() if not torch.equal(v, before[k])}
+    assert any(k.startswith("encoder.grus.0.") for k in changed) and any(k.startswith("encoder.grus.1.") for k in changed)
+    assert optimizer.state[next(iter(model.encoder.grus[0].parameters()))]["step"].item() == 2  # two updates
+
+
+@pytest.mark.parametrize("row", ["roberti_eda_s", "roberti_eda_cs"])
+def test_the_training_loop_runs_the_switch(row: str, tmp_path) -> None:
+    from dataclasses import replace
+
+    from qgen.data import Pair
+    from qgen.train import TrainConfig, train
+
+    cfg = replace(VARIANTS[row].model, hidden_size=16, num_layers=1, mlp_hidden=8)
+    pairs = [Pair(str(i), source_chars(f"name[{n}]"), list(f"{n} is here."), str(i))
+             for i, n in enumerate(["Aromi", "Loch", "Zizzi", "Fig"])]
+    result = train(pairs, pairs[:2], cfg, TrainConfig(epochs=3, batch_size=2, learning_rate=1e-2, teacher_forcing=1.0,
+                                                      max_src_len=400, max_tgt_len=400), tmp_path, log=lambda _: None)
+    assert result.history[-1].train_loss < result.history[0].train_loss
