@@ -10,7 +10,9 @@ to 400 characters. Checkpoints under ``work_dir/<dataset>/<row>_seed<n>`` (resum
 ``results_dir/roberti-<dataset>``.
 
 Rows: EDA, EDA_C, EDA_S and EDA_CS (Table 2's ablation; the paper's EDA_S figures are cut off in the
-text we have). Not built yet: EDA_CS^TL and the rebuilt E2E+ train split it starts from.
+text we have), and EDA_CS^TL (``roberti_eda_cs_tl``): EDA_CS started from the E2E+ (train rebuilt)
+run's selected checkpoint (``qgen benchmark e2e-plus --models roberti_eda_cs`` first, same seed) and
+trained further on the dataset, every weight.
 """
 from __future__ import annotations
 
@@ -21,16 +23,22 @@ from typing import Callable, Sequence
 
 import torch
 
-ROWS = ("roberti_eda", "roberti_eda_c", "roberti_eda_s", "roberti_eda_cs")
+ROWS = ("roberti_eda", "roberti_eda_c", "roberti_eda_s", "roberti_eda_cs", "roberti_eda_cs_tl")
+TRANSFER = {"roberti_eda_cs_tl": "roberti_eda_cs"}  # row -> the model it is; it starts from E2E+'s run of it
 METRICS = ("BLEU", "NIST", "METEOR", "ROUGE_L", "CIDEr")
 # Roberti et al. Table 3 (and Table 2's EDA_C on E2E): B N M R C.
 _PAPER_ROWS = {
+    "e2e_plus": {"roberti_eda": (0.3773, 5.7835, 0.2672, 0.4638, 0.2689),
+                 "roberti_eda_cs": (0.6197, 9.2103, 0.4428, 0.6610, 2.8118)},
     "e2e": {"roberti_eda": (0.4999, 7.1146, 0.3369, 0.5634, 1.3176), "roberti_eda_c": (0.6255, 7.7934, 0.4401, 0.6582, 1.7286),
-            "roberti_eda_cs": (0.6705, 8.5150, 0.4449, 0.6894, 2.2355)},
+            "roberti_eda_cs": (0.6705, 8.5150, 0.4449, 0.6894, 2.2355),
+            "roberti_eda_cs_tl": (0.6580, 8.5615, 0.4516, 0.6740, 2.1803)},
     "hotel": {"roberti_eda": (0.4316, 5.9708, 0.3552, 0.6609, 3.9213),
-              "roberti_eda_cs": (0.5515, 7.4447, 0.4379, 0.7499, 5.1376)},
+              "roberti_eda_cs": (0.5515, 7.4447, 0.4379, 0.7499, 5.1376),
+              "roberti_eda_cs_tl": (0.5769, 7.4286, 0.4439, 0.7616, 5.3456)},
     "restaurant": {"roberti_eda": (0.3599, 5.5104, 0.3367, 0.5892, 3.3792),
-                   "roberti_eda_cs": (0.4925, 6.9813, 0.4191, 0.7002, 4.7821)},
+                   "roberti_eda_cs": (0.4925, 6.9813, 0.4191, 0.7002, 4.7821),
+                   "roberti_eda_cs_tl": (0.5099, 7.3359, 0.4340, 0.7131, 4.9915)},
 }
 PAPER = {d: {row: dict(zip(METRICS, values)) for row, values in rows.items()} for d, rows in _PAPER_ROWS.items()}
 
@@ -84,6 +92,12 @@ def run_char_benchmark(dataset: str, rows: Sequence[str], cfg: CharBenchConfig, 
     unknown = [r for r in rows if r not in ROWS]
     if unknown:
         raise ValueError(f"unknown row(s) {', '.join(unknown)}; the rows are {', '.join(ROWS)}")
+    if dataset == "e2e_plus" and any(r in TRANSFER for r in rows):
+        raise ValueError("the transfer rows start from E2E+; on E2E+ itself train roberti_eda_cs")
+    for row in rows:  # a transfer row's starting point must exist before anything trains
+        if row in TRANSFER and not _transfer_source(work_dir, row, cfg.seed).is_file():
+            raise FileNotFoundError(f"{row} starts from {_transfer_source(work_dir, row, cfg.seed)}: run "
+                                    f"qgen benchmark e2e-plus --models {TRANSFER[row]} --seed {cfg.seed} first")
     root = datasets_dir(data_dir)
     if root is None:
         raise FileNotFoundError("no datasets folder: give --data-dir or set QGEN_DATASETS")
@@ -98,13 +112,14 @@ def run_char_benchmark(dataset: str, rows: Sequence[str], cfg: CharBenchConfig, 
     device = resolve_device(cfg.device)
     report: dict = {"dev": {}, "test": {}, "test_canonical": {}}
     for row in rows:
-        model_cfg = VARIANTS[row].model
+        model_cfg = VARIANTS[TRANSFER.get(row, row)].model
         sizes = {k: v for k, v in (("hidden_size", cfg.hidden), ("num_layers", cfg.layers)) if v}
         model_cfg = replace(model_cfg, **sizes)
         train_cfg = TrainConfig(batch_size=cfg.batch_size, learning_rate=cfg.learning_rate, teacher_forcing=1.0,
                                 clip_norm=cfg.clip_norm, seed=cfg.seed, device=cfg.device,
                                 max_src_len=char_d2t.MAX_CHARS, max_tgt_len=char_d2t.MAX_CHARS,
-                                max_seconds=cfg.max_seconds)
+                                max_seconds=cfg.max_seconds,
+                                init_from=str(_transfer_source(work_dir, row, cfg.seed)) if row in TRANSFER else None)
         run_dir = Path(work_dir) / dataset / f"{row}_seed{cfg.seed}"
         say = lambda line, row=row: log(f"  {row}: {line}")  # noqa: E731
 
@@ -132,13 +147,19 @@ def run_char_benchmark(dataset: str, rows: Sequence[str], cfg: CharBenchConfig, 
         report["test_canonical"][row] = e2e_official.score(outputs, canonical_test.references,
                                                            java_metrics=cfg.java_metrics)
         log(f"{row} test: " + "  ".join(f"{k} {v:.4f}" for k, v in report["test"][row].items() if v is not None))
-    report.update(dataset=dataset, config=asdict(cfg), commit=code_version(), device=str(device),
+    label = "E2E+ (train rebuilt)" if dataset == "e2e_plus" else dataset
+    report.update(dataset=label, config=asdict(cfg), commit=code_version(), device=str(device),
                   threads=torch.get_num_threads(), paper=PAPER.get(dataset, {}),
-                  split=f"{dataset}: train {len(train_pairs)} rows, dev {len(splits['dev'].mrs)} MRs (selection), "
+                  split=f"{label}: train {len(train_pairs)} rows, dev {len(splits['dev'].mrs)} MRs (selection), "
                         f"test {len(splits['test'].mrs)} MRs")
     (out / "metrics.json").write_text(json.dumps(report, indent=2) + "\n")
     (out / "README.md").write_text(_readme(report))
     return out / "README.md"
+
+
+def _transfer_source(work_dir: str | Path, row: str, seed: int) -> Path:
+    """The E2E+ checkpoint a transfer row starts from."""
+    return Path(work_dir) / "e2e_plus" / f"{TRANSFER[row]}_seed{seed}" / "best_bleu.pt"
 
 
 def _cells(figures: dict) -> str:

@@ -1,6 +1,8 @@
 """Seed 002's data (Roberti et al. 2019): MR strings and references as characters.
 
 - E2E: the challenge's CSVs (header ``mr,ref``), 42,061 / 4,672 / 4,693 rows.
+- E2E+: the published dev/test files (``e2e_plus``) and a train split rebuilt from E2E's
+  (qgen.datasets.e2e_plus_train): "E2E+ (train rebuilt)".
 - Hotel and Restaurant: Wen et al.'s data in the E2E format (``wen2015_sf/roberti_e2e_format``, no
   header). The authors' loader drops the first line of every file, so we do too: that gives exactly
   the paper's 2,210 / 275 / 275 and 2,874 / 358 / 358 rows.
@@ -23,7 +25,7 @@ from qgen.datasets.paths import open_text, require_file
 from qgen.model.vocab import BOS, EOS
 
 MAX_CHARS = 400
-DATASETS = ("e2e", "hotel", "restaurant")
+DATASETS = ("e2e", "e2e_plus", "hotel", "restaurant")
 _FOLDS = {"£": "L", "é": "e"}
 
 
@@ -54,6 +56,8 @@ def split_path(folder: Path, dataset: str, split: str) -> Path:
     if dataset == "e2e":
         names = {"train": ("trainset.csv.xz", "trainset.csv"), "dev": ("devset.csv",), "test": ("testset_w_refs.csv",)}
         return require_file([folder / "e2e" / n for n in names[split]], f"E2E {split}")
+    if dataset == "e2e_plus":
+        return require_file([folder / "e2e_plus" / f"{split}set_plus.csv"], f"E2E+ {split}")
     return require_file([folder / "wen2015_sf" / "roberti_e2e_format" / f"{dataset}_{split}.csv"],
                         f"{dataset} {split} (E2E format)")
 
@@ -62,6 +66,8 @@ def read_split(folder: Path, dataset: str, split: str, fold: bool = True) -> Cha
     """One split's (MR, reference) rows: E2E after its header, Hotel/Restaurant after their first line."""
     if dataset not in DATASETS:
         raise ValueError(f"unknown character dataset {dataset!r}; one of {', '.join(DATASETS)}")
+    if dataset == "e2e_plus" and split == "train":
+        return _e2e_plus_train(Path(folder), fold)
     path = split_path(Path(folder), dataset, split)
     with open_text(path, newline="") as handle:
         reader = csv.reader(handle)
@@ -87,3 +93,13 @@ def source_chars(mr: str) -> list[str]:
 def to_pairs(split: CharSplit, name: str) -> list[Pair]:
     """One pair per row: ``<s> MR </s>`` -> the reference's first ``MAX_CHARS`` characters; grouped by MR."""
     return [Pair(f"{name}-{i}", source_chars(mr), list(ref[:MAX_CHARS]), mr) for i, (mr, ref) in enumerate(split.rows)]
+
+
+def _e2e_plus_train(folder: Path, fold: bool) -> CharSplit:
+    """E2E+ (train rebuilt): E2E train with values disjoint from E2E and E2E+ dev/test (qgen.datasets.e2e_plus_train)."""
+    from qgen.datasets import e2e_plus_train
+
+    taken_mrs = [mr for d, s in (("e2e", "train"), ("e2e", "dev"), ("e2e", "test"), ("e2e_plus", "dev"),
+                                 ("e2e_plus", "test")) for mr in read_split(folder, d, s, fold).mrs]
+    lists = e2e_plus_train.value_lists(e2e_plus_train.slot_values(taken_mrs))
+    return e2e_plus_train.rebuild(read_split(folder, "e2e", "train", fold), lists)

@@ -62,3 +62,60 @@ def test_the_real_splits_have_the_papers_sizes(shared_datasets: Path) -> None:
     sizes = {d: [len(read_split(shared_datasets, d, s).rows) for s in ("train", "dev", "test")]
              for d in ("hotel", "restaurant")}
     assert sizes == {"hotel": [2210, 275, 275], "restaurant": [2874, 358, 358]}
+
+
+def test_the_transfer_row_starts_from_the_e2e_plus_run(tmp_path: Path) -> None:
+    import shutil
+
+    cfg = CharBenchConfig(epochs=1, patience=1, batch_size=4, learning_rate=1e-2, hidden=16, layers=1,
+                          java_metrics=False, device="cpu")
+    data, work = write_hotel(tmp_path / "data"), tmp_path / "work"
+    with pytest.raises(FileNotFoundError, match="qgen benchmark e2e-plus --models roberti_eda_cs --seed 1 first"):
+        run_char_benchmark("hotel", ["roberti_eda_cs_tl"], cfg, work, tmp_path / "results", data)
+    with pytest.raises(ValueError, match="on E2E\\+ itself"):
+        run_char_benchmark("e2e_plus", ["roberti_eda_cs_tl"], cfg, work, tmp_path / "results", data)
+    run_char_benchmark("hotel", ["roberti_eda_cs"], cfg, work, tmp_path / "results", data, log=lambda _: None)
+    source = work / "e2e_plus" / "roberti_eda_cs_seed1"  # stands in for the E2E+ run
+    source.mkdir(parents=True)
+    shutil.copyfile(work / "hotel" / "roberti_eda_cs_seed1" / "best_bleu.pt", source / "best_bleu.pt")
+    said: list[str] = []
+    readme = run_char_benchmark("hotel", ["roberti_eda_cs_tl"], cfg, work, tmp_path / "results", data, log=said.append)
+    assert any(f"initialised from {source / 'best_bleu.pt'}" in line for line in said)
+    report = json.loads((readme.parent / "metrics.json").read_text())
+    assert set(report["test"]) == {"roberti_eda_cs_tl"} and "| | paper | folded | 0.5769 |" in readme.read_text()
+
+
+def test_the_rebuilt_e2e_plus_train_replaces_values_per_mr_and_keeps_the_lists_apart() -> None:
+    from qgen.datasets.char_d2t import CharSplit
+    from qgen.datasets.e2e_plus_train import rebuild, slot_values, value_lists
+
+    rows = (("name[Aromi], food[Indian], near[The Rice Boat]", "Aromi serves Indian food near The Rice Boat."),
+            ("name[Aromi], food[Indian], near[The Rice Boat]", "Near The Rice Boat, Aromi is Indian."),
+            ("name[Zizzi], near[Aromi]", "Zizzi is near Aromi."))
+    train = CharSplit(rows, (rows[0][0], rows[2][0]), ((rows[0][1], rows[1][1]), (rows[2][1],)))
+    taken = slot_values([r[0] for r in rows] + ["name[Cotto], food[Peruvian]"])
+    lists = value_lists(taken)
+    assert not set(lists["name"]) & set(lists["near"]) and "Peruvian" not in lists["food"]
+    assert not (set(lists["name"]) | set(lists["near"]) | set(lists["food"])) & set().union(*taken.values())
+    rebuilt = rebuild(train, lists)
+    assert len(rebuilt.rows) == 3 and rebuilt.rows[0][0] == rebuilt.rows[1][0]  # one replacement per MR
+    new = slot_values(rebuilt.mrs)
+    for slot, value in (("name", "Aromi"), ("food", "Indian"), ("near", "The Rice Boat")):
+        assert value not in new[slot]
+    mr, ref = rebuilt.rows[0]
+    name = mr.split("name[")[1].split("]")[0]
+    assert name in lists["name"] and ref.startswith(name) and "Aromi" not in ref
+    assert rebuild(train, lists) == rebuilt  # seeded
+
+
+@pytest.mark.slow
+def test_the_rebuilt_e2e_plus_train_is_disjoint_from_every_published_value(shared_datasets: Path) -> None:
+    from qgen.datasets.e2e_plus_train import slot_values
+
+    train = read_split(shared_datasets, "e2e_plus", "train")
+    assert len(train.rows) == 42061
+    ours = slot_values(train.mrs)
+    published = slot_values([mr for d, s in (("e2e", "train"), ("e2e", "test"), ("e2e_plus", "dev"), ("e2e_plus", "test"))
+                             for mr in read_split(shared_datasets, d, s).mrs])
+    assert not set().union(*ours.values()) & set().union(*published.values())
+    assert not ours["name"] & ours["near"]
