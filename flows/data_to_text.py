@@ -2,7 +2,9 @@
 
 - ``e2e_benchmark_flow``: Zhang et al.'s three rows on E2E (seed 003), every seed's run resumable;
 - ``wen_benchmark_flow``: Kiddon et al.'s neural checklist and the attention encoder-decoder on
-  Wen et al.'s SF Hotel and SF Restaurant (seed 004), one task per (domain, row).
+  Wen et al.'s SF Hotel and SF Restaurant (seed 004), one task per (domain, row);
+- ``char_benchmark_flow``: Roberti et al.'s character-level rows (seed 002) on E2E, E2E+ (train
+  rebuilt), Hotel and Restaurant, one task per (dataset, row), E2E+ first (the transfer row starts there).
 
 Rows train with selection on dev BLEU and are resumable (a finished row is skipped, a stopped one
 continues), so a retried task goes on where it stopped.
@@ -75,3 +77,40 @@ def e2e_benchmark_flow(rows: Optional[list[str]] = None, epochs: int = 5, seeds:
     publish("qgen-benchmark-e2e", readme.read_text(), readme, f"results README {readme}",
             "Zhang et al. Table 1 beside our rows; official E2E metrics")
     return report
+
+
+@task(name="char-row", task_run_name="{dataset}-{row}", retries=1, retry_delay_seconds=5, **json_results())
+def char_row_task(dataset: str, row: str, config: dict[str, Any], work_dir: str, results: str,
+                  data_dir: Optional[str] = None) -> dict[str, Any]:
+    from qgen.char_benchmark import CharBenchConfig, run_char_benchmark
+
+    readme = run_char_benchmark(dataset, [row], CharBenchConfig(**config), work_dir, results, data_dir,
+                                log=get_run_logger().info)
+    return plain({"dataset": dataset, "row": row,
+                  **json.loads((readme.parent / "metrics.json").read_text())["rows"][row]})
+
+
+@flow(name="qgen-benchmark-char", log_prints=True)
+def char_benchmark_flow(datasets: Optional[list[str]] = None, rows: Optional[list[str]] = None, epochs: int = 100,
+                        patience: int = 10, device: str = "auto", data_dir: Optional[str] = None,
+                        work_dir: str = "out/benchmarks/char", results: str = "benchmarks/results",
+                        java_metrics: bool = True, seed: int = 1, hidden: Optional[int] = None,
+                        layers: Optional[int] = None, max_seconds: Optional[float] = None) -> list[dict[str, Any]]:
+    """Roberti et al.'s ``rows`` (default: EDA, EDA_C, EDA_S, EDA_CS) on ``datasets`` (default: e2e_plus,
+    e2e, hotel, restaurant; e2e_plus runs first); publishes each dataset's table. ``hidden`` / ``layers``
+    shrink the models (a smoke run); None keeps the paper's sizes."""
+    from qgen.char_benchmark import ROWS, TRANSFER
+    from qgen.datasets.char_d2t import DATASETS
+
+    config = {"epochs": epochs, "patience": patience, "device": device, "java_metrics": java_metrics, "seed": seed,
+              "hidden": hidden, "layers": layers, "max_seconds": max_seconds}
+    ordered = sorted(datasets or list(DATASETS), key=lambda d: d != "e2e_plus")
+    out = []
+    for dataset in ordered:
+        chosen = [r for r in rows or ROWS[:4] if not (dataset == "e2e_plus" and r in TRANSFER)]
+        out += [char_row_task(dataset, row, config, str(Path(work_dir).resolve()), str(Path(results).resolve()),
+                              data_dir) for row in chosen]
+        readme = Path(results).resolve() / f"roberti-{dataset}" / "README.md"
+        publish(f"qgen-benchmark-char-{dataset.replace('_', '-')}", readme.read_text(), readme,
+                f"results README {readme}", f"Roberti et al. Table 3 ({dataset}) beside our rows")
+    return out

@@ -136,6 +136,17 @@ def test_wen_benchmark_flow_runs_each_row_and_publishes_the_table(harness: None,
     assert "hotel-kiddon_checklist" in task_run_names()
 
 
+def test_char_benchmark_flow_runs_each_row_and_publishes_the_table(harness: None, tmp_path: Path) -> None:
+    from flows.data_to_text import char_benchmark_flow
+
+    metrics = char_benchmark_flow(["hotel"], ["roberti_eda_c"], epochs=1, device="cpu", data_dir=str(FIXTURES),
+                                  work_dir=str(tmp_path / "work"), results=str(tmp_path / "results"),
+                                  java_metrics=False, hidden=16, layers=1)
+    assert [(m["dataset"], m["row"], m["epochs_run"]) for m in metrics] == [("hotel", "roberti_eda_c", 1)]
+    assert "| roberti_eda_c | ours | folded |" in artifacts("qgen-benchmark-char-hotel")[-1].data
+    assert "hotel-roberti_eda_c" in task_run_names()
+
+
 def test_e2e_benchmark_flow_trains_the_seeds_and_publishes_the_table(harness: None, tmp_path: Path) -> None:
     from flows.data_to_text import e2e_benchmark_flow
 

@@ -45,9 +45,10 @@ def test_the_benchmark_trains_selects_decodes_and_writes_its_table(tmp_path: Pat
     readme = run_char_benchmark("hotel", ["roberti_eda_c"], cfg, tmp_path / "work", tmp_path / "results",
                                 write_hotel(tmp_path / "data"), log=lambda _: None)
     report = json.loads((readme.parent / "metrics.json").read_text())
-    assert report["dataset"] == "hotel" and set(report["test"]) == {"roberti_eda_c"}
-    assert report["dev"]["roberti_eda_c"]["selected_epoch"] in (1, 2)
-    assert 0.0 <= report["test"]["roberti_eda_c"]["BLEU"] <= 1.0 and report["test"]["roberti_eda_c"]["METEOR"] is None
+    entry = report["rows"]["roberti_eda_c"]
+    assert report["dataset"] == "hotel" and set(report["rows"]) == {"roberti_eda_c"}
+    assert entry["selected_epoch"] in (1, 2) and entry["config"]["epochs"] == 2 and entry["commit"]
+    assert 0.0 <= entry["test"]["BLEU"] <= 1.0 and entry["test"]["METEOR"] is None
     lines = (readme.parent / "roberti_eda_c_test.tsv").read_text().splitlines()
     assert lines[0] == "MR\toutput" and [line.split("\t")[0] for line in lines[1:]] == [
         "name[dune]", "name[elm inn]", "name[fig]"]
@@ -82,7 +83,8 @@ def test_the_transfer_row_starts_from_the_e2e_plus_run(tmp_path: Path) -> None:
     readme = run_char_benchmark("hotel", ["roberti_eda_cs_tl"], cfg, work, tmp_path / "results", data, log=said.append)
     assert any(f"initialised from {source / 'best_bleu.pt'}" in line for line in said)
     report = json.loads((readme.parent / "metrics.json").read_text())
-    assert set(report["test"]) == {"roberti_eda_cs_tl"} and "| | paper | folded | 0.5769 |" in readme.read_text()
+    assert set(report["rows"]) == {"roberti_eda_cs", "roberti_eda_cs_tl"}  # rows accumulate across runs
+    assert "| | paper | folded | 0.5769 |" in readme.read_text() and "| roberti_eda_cs | ours |" in readme.read_text()
 
 
 def test_the_rebuilt_e2e_plus_train_replaces_values_per_mr_and_keeps_the_lists_apart() -> None:
