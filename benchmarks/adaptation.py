@@ -1,0 +1,118 @@
+"""Adaptation to a domain the model never saw: a generator trained with the default model's recipe on
+WebQSP alone, fine-tuned (``--init-from``) on 500 pairs of our WikiSQL training split within a time
+budget, against the same 500 pairs trained from scratch for the same time, and against the default
+model (trained on the whole WikiSQL training split beside WebQSP): corpus BLEU on the full WikiSQL dev set.
+
+    python benchmarks/adaptation.py base      # the WebQSP-only model (the default model's recipe)
+    python benchmarks/adaptation.py adapt     # fine-tune it on 500 WikiSQL pairs, 600 s, two threads
+    python benchmarks/adaptation.py scratch   # the same pairs and budget from scratch
+    python benchmarks/adaptation.py report    # score both on WikiSQL dev, write the results
+
+Results: ``benchmarks/results/adaptation/`` (metrics.json, README.md).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import torch
+
+from qgen.benchmark import dataset_pairs, evaluate_checkpoint
+from qgen.model import VARIANTS
+from qgen.parse import task_metadata
+from qgen.train import TrainConfig, train
+from qgen.version import code_version
+
+RECIPE = dict(hidden_size=256, embedding_dim=128, num_layers=1, dropout=0.2)  # benchmarks/default_model.py's
+RECIPE_TRAIN = dict(batch_size=32, learning_rate=2e-3, teacher_forcing=1.0)
+
+
+def _config(args: argparse.Namespace, **changes) -> TrainConfig:
+    return TrainConfig(**{**RECIPE_TRAIN, "seed": 1, "device": "cpu", **changes})
+
+
+def base(args: argparse.Namespace) -> None:
+    train_pairs, valid_pairs, _ = dataset_pairs("webqsp", args.prep / "webqsp", True)
+    torch.set_num_threads(args.threads)
+    model = replace(VARIANTS["scratchpad_extended"].model, **RECIPE)
+    train(train_pairs, valid_pairs, model, _config(args, epochs=args.epochs, max_seconds=args.max_seconds),
+          args.work / "base", print, task_metadata("generate", ["sparql"], True))
+
+
+def _few(args: argparse.Namespace):
+    train_pairs, valid_pairs, _ = dataset_pairs("wikisql", args.prep / "wikisql", True)
+    return random.Random(args.seed).sample(train_pairs, args.pairs), valid_pairs
+
+
+def adapt(args: argparse.Namespace) -> None:
+    few, valid_pairs = _few(args)
+    torch.set_num_threads(args.threads)
+    model = replace(VARIANTS["scratchpad_extended"].model, **RECIPE)
+    cfg = _config(args, epochs=args.epochs, max_seconds=args.budget, init_from=str(args.work / "base" / "best.pt"))
+    started = time.perf_counter()
+    train(few, valid_pairs, model, cfg, args.work / "adapted", print, task_metadata("generate", ["sql"], True))
+    print(f"adapted in {time.perf_counter() - started:.0f} s")
+
+
+def scratch(args: argparse.Namespace) -> None:
+    few, valid_pairs = _few(args)
+    torch.set_num_threads(args.threads)
+    model = replace(VARIANTS["scratchpad_extended"].model, **RECIPE)
+    started = time.perf_counter()
+    train(few, valid_pairs, model, _config(args, epochs=args.epochs, max_seconds=args.budget), args.work / "scratch",
+          print, task_metadata("generate", ["sql"], True))
+    print(f"trained in {time.perf_counter() - started:.0f} s")
+
+
+def report(args: argparse.Namespace) -> None:
+    torch.set_num_threads(args.threads)
+    _, _, dev = dataset_pairs("wikisql", args.prep / "wikisql", True)
+    figures = {}
+    for name in ("base", "adapted", "scratch"):
+        checkpoint = args.work / name / "best.pt"
+        if checkpoint.is_file():
+            metrics = evaluate_checkpoint(checkpoint, dev, args.beam, args.work / f"eval-{name}")
+            payload = torch.load(checkpoint, map_location="cpu", weights_only=True)
+            history = payload.get("history") or []
+            figures[name] = {"bleu": metrics["full"]["bleu_corpus"], "epochs": len(history),
+                             "train_seconds": round(sum(h["seconds"] for h in history), 1)}
+            print(name, figures[name])
+    default = json.loads(args.default_metrics.read_text())["metrics"]["wikisql"]
+    figures["default_whole_domain"] = {"bleu": default["bleu"]}
+    ratio = figures["adapted"]["bleu"] / default["bleu"] if "adapted" in figures else None
+    result = {"figures": figures, "adapted_over_whole_domain": ratio, "pairs": args.pairs, "budget_s": args.budget,
+              "threads": args.threads, "beam": args.beam, "device": "cpu", "commit": code_version(),
+              "split": "WikiSQL: pairs drawn (seed) from our training split (official test minus a table-disjoint "
+                       "tenth), validation on that tenth, scores on the full official dev set (8,421)",
+              "command": "python benchmarks/adaptation.py base && python benchmarks/adaptation.py adapt && "
+                         "python benchmarks/adaptation.py scratch && python benchmarks/adaptation.py report"}
+    out = args.results
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "metrics.json").write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("step", choices=("base", "adapt", "scratch", "report"))
+    parser.add_argument("--prep", type=Path, default=Path("out"), help="Holds webqsp/ and wikisql/ from qgen preprocess.")
+    parser.add_argument("--work", type=Path, default=Path("out/adaptation"))
+    parser.add_argument("--results", type=Path, default=Path("benchmarks/results/adaptation"))
+    parser.add_argument("--default-metrics", type=Path, default=Path("out/default-model/h256/metrics.json"))
+    parser.add_argument("--pairs", type=int, default=500)
+    parser.add_argument("--budget", type=float, default=600.0, help="Seconds of adaptation (and of scratch training).")
+    parser.add_argument("--epochs", type=int, default=40)
+    parser.add_argument("--max-seconds", type=float, default=None, help="The base model's time budget.")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--beam", type=int, default=4)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    {"base": base, "adapt": adapt, "scratch": scratch, "report": report}[args.step](args)
+
+
+if __name__ == "__main__":
+    main()
