@@ -22,12 +22,14 @@ from pathlib import Path
 import torch
 
 from qgen.benchmark import dataset_pairs, evaluate_checkpoint
+from qgen.checkpoint import read_payload
 from qgen.model import VARIANTS
 from qgen.parse import task_metadata
 from qgen.train import TrainConfig, train
 from qgen.version import code_version
 
-RECIPE = dict(hidden_size=256, embedding_dim=128, num_layers=1, dropout=0.2)  # benchmarks/default_model.py's
+# benchmarks/default_model.py's recipe
+MODEL = replace(VARIANTS["scratchpad_extended"].model, hidden_size=256, embedding_dim=128, num_layers=1, dropout=0.2)
 RECIPE_TRAIN = dict(batch_size=32, learning_rate=2e-3, teacher_forcing=1.0)
 
 
@@ -38,8 +40,7 @@ def _config(args: argparse.Namespace, **changes) -> TrainConfig:
 def base(args: argparse.Namespace) -> None:
     train_pairs, valid_pairs, _ = dataset_pairs("webqsp", args.prep / "webqsp", True)
     torch.set_num_threads(args.threads)
-    model = replace(VARIANTS["scratchpad_extended"].model, **RECIPE)
-    train(train_pairs, valid_pairs, model, _config(args, epochs=args.epochs, max_seconds=args.max_seconds),
+    train(train_pairs, valid_pairs, MODEL, _config(args, epochs=args.epochs, max_seconds=args.max_seconds),
           args.work / "base", print, task_metadata("generate", ["sparql"], True))
 
 
@@ -51,19 +52,17 @@ def _few(args: argparse.Namespace):
 def adapt(args: argparse.Namespace) -> None:
     few, valid_pairs = _few(args)
     torch.set_num_threads(args.threads)
-    model = replace(VARIANTS["scratchpad_extended"].model, **RECIPE)
     cfg = _config(args, epochs=args.epochs, max_seconds=args.budget, init_from=str(args.work / "base" / "best.pt"))
     started = time.perf_counter()
-    train(few, valid_pairs, model, cfg, args.work / "adapted", print, task_metadata("generate", ["sql"], True))
+    train(few, valid_pairs, MODEL, cfg, args.work / "adapted", print, task_metadata("generate", ["sql"], True))
     print(f"adapted in {time.perf_counter() - started:.0f} s")
 
 
 def scratch(args: argparse.Namespace) -> None:
     few, valid_pairs = _few(args)
     torch.set_num_threads(args.threads)
-    model = replace(VARIANTS["scratchpad_extended"].model, **RECIPE)
     started = time.perf_counter()
-    train(few, valid_pairs, model, _config(args, epochs=args.epochs, max_seconds=args.budget), args.work / "scratch",
+    train(few, valid_pairs, MODEL, _config(args, epochs=args.epochs, max_seconds=args.budget), args.work / "scratch",
           print, task_metadata("generate", ["sql"], True))
     print(f"trained in {time.perf_counter() - started:.0f} s")
 
@@ -76,8 +75,7 @@ def report(args: argparse.Namespace) -> None:
         checkpoint = args.work / name / "best.pt"
         if checkpoint.is_file():
             metrics = evaluate_checkpoint(checkpoint, dev, args.beam, args.work / f"eval-{name}")
-            payload = torch.load(checkpoint, map_location="cpu", weights_only=True)
-            history = payload.get("history") or []
+            history = read_payload(checkpoint).get("history") or []
             figures[name] = {"bleu": metrics["full"]["bleu_corpus"], "epochs": len(history),
                              "train_seconds": round(sum(h["seconds"] for h in history), 1)}
             print(name, figures[name])
