@@ -70,11 +70,23 @@ def evaluate_default(args: argparse.Namespace) -> None:
     print(f"wrote {args.out / 'metrics.json'}")
 
 
+NOTES = """## Use and limits
+
+qgen's default question generator (`qgen generate` and `qgen synthesize` use it when no model is
+named). It has seen Freebase-style SPARQL (WebQSP: entity names, relations like
+`people.person.place_of_birth`) and single-table SQL (WikiSQL: `SELECT agg col FROM t WHERE col op
+value`); queries over other vocabularies (DBpedia, Wikidata) tokenize to words it partly knows, and
+their questions are rougher. For your own knowledge base, adapt it on a few hundred of your pairs:
+`qgen train PAIRS.parquet --init-from default --out out/adapted` (new tokens get new rows). Synthesis
+with it runs without the round-trip filter unless a parser is named (`--parser PATH`)."""
+
+
 def export_default(args: argparse.Namespace) -> None:
-    from qgen.model.export import export_model
+    from qgen.exported_model import export_model
 
     metrics = json.loads((args.out / "metrics.json").read_text())
-    path = export_model(args.out / "best.pt", args.to, metrics=metrics, command=args.command)
+    path = export_model(args.out / "best.pt", args.to, metrics=metrics, command=args.command,
+                        name="qgen default (scratchpad_extended, WebQSP + WikiSQL)", notes=NOTES)
     print(f"wrote {path}")
 
 

@@ -210,6 +210,24 @@ def train(
 
 
 @app.command()
+def export(
+    checkpoint: Path = typer.Argument(..., help="A trained model (best.pt)."),
+    out: Path = typer.Option(..., "--out", help="The model folder to write (safetensors, JSON, a model card)."),
+    name: str = typer.Option("", "--name", help="The model's name on its card."),
+) -> None:
+    """Write a checkpoint as a model folder that loads without unpickling (fp16 safetensors, JSON
+    configuration and vocabularies, README.md card); every command that takes a model takes the folder."""
+    from qgen.checkpoint import CheckpointError
+    from qgen.exported_model import export_model
+
+    try:
+        folder = export_model(checkpoint, out, name=name)
+    except (OSError, CheckpointError) as err:
+        fail(str(err), 1)
+    typer.echo(f"wrote {folder.resolve()}")
+
+
+@app.command()
 def evaluate(
     checkpoint: Path = typer.Option(..., "--checkpoint", help="A trained model (best.pt)."),
     examples: Path = typer.Argument(..., help="A preprocessed examples file with questions (e.g. DIR/test.parquet)."),

@@ -40,7 +40,7 @@ def resolve_model(name: str | Path | None) -> Path:
 
 
 def export_model(checkpoint: str | Path, to_dir: str | Path, metrics: dict[str, Any] | None = None,
-                 command: str = "", name: str = "") -> Path:
+                 command: str = "", name: str = "", notes: str = "") -> Path:
     """Write ``checkpoint`` (a ``best.pt``) as an exported folder; returns the folder."""
     from safetensors.torch import save_file
 
@@ -56,7 +56,7 @@ def export_model(checkpoint: str | Path, to_dir: str | Path, metrics: dict[str, 
                 **{k: payload[k] for k in KEPT if k in payload},
                 "train_config": payload.get("train_config"), "epochs": len(history),
                 "best_valid_loss": min((h["valid_loss"] for h in history), default=None),
-                "metrics": metrics or {}, "command": command}
+                "metrics": metrics or {}, "command": command, "notes": notes}
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     for key in ("src_vocab", "tgt_vocab"):
         (out / f"{key}.json").write_text(json.dumps(payload[key]) + "\n")
@@ -100,6 +100,8 @@ def model_card(manifest: dict[str, Any], parameters: int) -> str:
         for name, m in (metrics.get("metrics") or {}).items():
             meteor = "" if m.get("meteor") is None else f"{m['meteor']:.2f}"
             lines.append(f"| {name} | {m['split']} | {m['questions']} | {m['bleu']:.2f} | {meteor} | {m['rouge_l']:.2f} |")
+    if manifest.get("notes"):
+        lines += ["", manifest["notes"].strip()]
     if manifest.get("command"):
         lines += ["", "## Rebuild", "", "```", manifest["command"], "```"]
     return "\n".join(lines) + "\n"

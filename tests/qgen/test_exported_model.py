@@ -104,3 +104,16 @@ def test_the_cli_generates_with_an_exported_folder(exported: Path) -> None:
     assert result.exit_code == 0, result.output
     score, question = result.output.strip().split("\t")
     assert float(score) <= 0 and question
+
+
+def test_qgen_export_writes_a_folder_and_refuses_a_non_checkpoint(tiny_checkpoint: Path, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from qgen.cli import app
+
+    result = CliRunner().invoke(app, ["export", str(tiny_checkpoint), "--out", str(tmp_path / "m"), "--name", "mine"])
+    assert result.exit_code == 0 and is_exported(tmp_path / "m"), result.output
+    assert "# qgen model: mine" in (tmp_path / "m" / "README.md").read_text()
+    (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
+    result = CliRunner().invoke(app, ["export", str(tmp_path / "junk.pt"), "--out", str(tmp_path / "n")])
+    assert result.exit_code == 1 and "is not a qgen checkpoint" in result.output and "\n" == result.output[-1]
