@@ -84,9 +84,15 @@ with it runs without the round-trip filter unless a parser is named (`--parser P
 def export_default(args: argparse.Namespace) -> None:
     from qgen.exported_model import export_model
 
+    from qgen.checkpoint import read_payload
+
     metrics = json.loads((args.out / "metrics.json").read_text())
+    best = len(read_payload(args.out / "best.pt")["history"])
+    trained = len(read_payload(args.out / "last.pt")["history"]) if (args.out / "last.pt").is_file() else best
+    selection = (f"Selected at epoch {best} of {trained} trained (the lowest validation loss; training ended "
+                 f"after {trained - best} epochs without a lower one).")
     path = export_model(args.out / "best.pt", args.to, metrics=metrics, command=args.command,
-                        name="qgen default (scratchpad_extended, WebQSP + WikiSQL)", notes=NOTES)
+                        name="qgen default (scratchpad_extended, WebQSP + WikiSQL)", notes=selection + "\n\n" + NOTES)
     print(f"wrote {path}")
 
 

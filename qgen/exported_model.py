@@ -90,9 +90,9 @@ def model_card(manifest: dict[str, Any], parameters: int) -> str:
              f"- Training data: {manifest.get('training_data', 'not recorded')}",
              f"- Size: {parameters:,} parameters, fp16 weights (safetensors); hidden {cfg['hidden_size']}, "
              f"word vectors {cfg['embedding_dim']}, {cfg['num_layers']} layer(s), dropout {cfg['dropout']}",
-             f"- Training: {manifest['epochs']} epochs, batch {train_cfg.get('batch_size')}, "
-             f"learning rate {train_cfg.get('learning_rate')}, teacher forcing {train_cfg.get('teacher_forcing')}, "
-             f"selected on validation loss ({manifest.get('best_valid_loss')})"]
+             f"- Training: batch {train_cfg.get('batch_size')}, learning rate {train_cfg.get('learning_rate')}, "
+             f"teacher forcing {train_cfg.get('teacher_forcing')}; the weights after epoch {manifest['epochs']}, "
+             f"selected on validation loss ({_rounded(manifest.get('best_valid_loss'))})"]
     metrics = manifest.get("metrics") or {}
     if metrics:
         lines += ["", f"## Metrics (beam {metrics.get('beam')}, commit {metrics.get('commit')})", "",
@@ -105,3 +105,7 @@ def model_card(manifest: dict[str, Any], parameters: int) -> str:
     if manifest.get("command"):
         lines += ["", "## Rebuild", "", "```", manifest["command"], "```"]
     return "\n".join(lines) + "\n"
+
+
+def _rounded(value: float | None) -> str:
+    return "not recorded" if value is None else f"{value:.3f}"

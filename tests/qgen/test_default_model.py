@@ -1,0 +1,26 @@
+"""The default model that ships in qgen/models/default: safe to load, small, carded, and it generates."""
+from __future__ import annotations
+
+import json
+
+from qgen.exported_model import MANIFEST, is_exported
+
+
+def test_the_shipped_default_model_loads_without_pickle_and_generates() -> None:
+    from qgen.exported_model import DEFAULT_MODEL
+    from qgen.generate import generate_questions
+
+    assert is_exported(DEFAULT_MODEL), "qgen/models/default ships with qgen"
+    size = sum(p.stat().st_size for p in DEFAULT_MODEL.rglob("*") if p.is_file())
+    assert size <= 25 * 2**20, f"the default model is {size / 2**20:.1f} MiB (at most 25)"
+    manifest = json.loads((DEFAULT_MODEL / MANIFEST).read_text())
+    assert manifest["lf_types"] == ["sparql", "sql"] and manifest["metrics"]["metrics"]["webqsp"]["bleu"] > 0
+    assert "python benchmarks/default_model.py" in (DEFAULT_MODEL / "README.md").read_text()
+    [sparql] = generate_questions(["SELECT ?x WHERE { ns:m.0d3k14 ns:people.person.place_of_birth ?x }"], "default",
+                                  lf_type="sparql", beam=2)
+    [sql] = generate_questions(["SELECT \"Position\" FROM \"table\" WHERE \"Player\" = 'John Smith'"], "default",
+                               lf_type="sql", beam=2)
+    for result in (sparql, sql):
+        question, score = result["questions"][0]
+        assert question.split() and -10.0 < score <= 0.0
+    assert "john smith" in sql["questions"][0][0]  # the name, copied
