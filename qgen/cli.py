@@ -552,7 +552,7 @@ def synthesize(
     if round_trip is not None:
         typer.echo(f"round-trip filter: parser {parser}")
     elif not no_round_trip:
-        typer.echo("round-trip filter: off (no parser beside the model; --parser PATH names one)", err=True)
+        typer.echo("round-trip filter: off (no parser beside the model; --parser PATH names one)")
 
     source = open_source(from_file, str(from_graph) if from_graph else None, from_endpoint,
                          [str(p) for p in from_tables], substitute_from, count, seed, max_answers, data_dir=data_dir)
