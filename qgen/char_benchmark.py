@@ -1,5 +1,5 @@
-"""Seed 002's benchmark (Roberti et al. 2019, Tables 2-3): character-level models on E2E, Hotel and
-Restaurant, trained with selection on dev BLEU, decoded greedily once per distinct MR and scored with
+"""Seed 002's benchmark (Roberti et al. 2019, Tables 2-3): character-level models on E2E, E2E+ (train
+rebuilt), Hotel and Restaurant, trained with selection on dev BLEU, decoded greedily once per distinct MR and scored with
 the official E2E metrics against the ASCII-folded references (as the authors scored) and the
 canonical ones, beside the paper's figures.
 
