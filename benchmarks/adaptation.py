@@ -19,6 +19,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+import default_model  # benchmarks/default_model.py, beside this script: the default model's recipe
 import torch
 
 from qgen.benchmark import dataset_pairs, evaluate_checkpoint
@@ -28,13 +29,11 @@ from qgen.parse import task_metadata
 from qgen.train import TrainConfig, train
 from qgen.version import code_version
 
-# benchmarks/default_model.py's recipe
-MODEL = replace(VARIANTS["scratchpad_extended"].model, hidden_size=256, embedding_dim=128, num_layers=1, dropout=0.2)
-RECIPE_TRAIN = dict(batch_size=32, learning_rate=2e-3, teacher_forcing=1.0)
+MODEL = replace(VARIANTS[default_model.MODEL].model, **default_model.SIZES)
 
 
 def _config(args: argparse.Namespace, **changes) -> TrainConfig:
-    return TrainConfig(**{**RECIPE_TRAIN, "seed": 1, "device": "cpu", **changes})
+    return TrainConfig(**{**default_model.RECIPE, "seed": 1, "device": "cpu", **changes})
 
 
 def base(args: argparse.Namespace) -> None:

@@ -27,6 +27,9 @@ from qgen.version import code_version
 
 DATASETS = ("webqsp", "wikisql")
 MODEL = "scratchpad_extended"
+# The recipe (the options' defaults; benchmarks/adaptation.py trains its models with it too)
+SIZES = dict(hidden_size=256, embedding_dim=128, num_layers=1, dropout=0.2)
+RECIPE = dict(batch_size=32, learning_rate=2e-3, teacher_forcing=1.0)
 
 
 def _splits(prep_root: Path) -> dict[str, tuple]:
@@ -101,14 +104,14 @@ def main() -> None:
     parser.add_argument("step", choices=("train", "evaluate", "export"))
     parser.add_argument("--out", type=Path, default=Path("out/default-model"))
     parser.add_argument("--prep", type=Path, default=Path("out"), help="Holds webqsp/ and wikisql/ from qgen preprocess.")
-    parser.add_argument("--hidden", type=int, default=256)
-    parser.add_argument("--embedding", type=int, default=128)
-    parser.add_argument("--layers", type=int, default=1)
-    parser.add_argument("--dropout", type=float, default=0.2)
+    parser.add_argument("--hidden", type=int, default=SIZES["hidden_size"])
+    parser.add_argument("--embedding", type=int, default=SIZES["embedding_dim"])
+    parser.add_argument("--layers", type=int, default=SIZES["num_layers"])
+    parser.add_argument("--dropout", type=float, default=SIZES["dropout"])
     parser.add_argument("--epochs", type=int, default=40)
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--learning-rate", type=float, default=2e-3)
-    parser.add_argument("--teacher-forcing", type=float, default=1.0)
+    parser.add_argument("--batch-size", type=int, default=RECIPE["batch_size"])
+    parser.add_argument("--learning-rate", type=float, default=RECIPE["learning_rate"])
+    parser.add_argument("--teacher-forcing", type=float, default=RECIPE["teacher_forcing"])
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--device", default="auto")
     parser.add_argument("--max-seconds", type=float, default=None)

@@ -56,7 +56,6 @@ class CharBenchConfig:
     hidden: int | None = None  # None: the row's (2H = 512); smaller for a smoke run
     layers: int | None = None
     max_seconds: float | None = None  # training time per row; resumable
-    train_size: int = 0  # 0: the whole train split; else its first N rows (a pilot)
 
 
 def decode_mrs(model, src_vocab, tgt_vocab, mrs: Sequence[str], batch_size: int = 64) -> list[str]:
@@ -104,8 +103,6 @@ def run_char_benchmark(dataset: str, rows: Sequence[str], cfg: CharBenchConfig, 
     splits = {s: char_d2t.read_split(root, dataset, s) for s in ("train", "dev", "test")}
     canonical_test = char_d2t.read_split(root, dataset, "test", fold=False)
     train_pairs = char_d2t.to_pairs(splits["train"], "train")
-    if cfg.train_size:
-        train_pairs = train_pairs[:cfg.train_size]
     valid_pairs = char_d2t.to_pairs(splits["dev"], "dev")
     out = Path(results_dir) / f"roberti-{dataset}"
     out.mkdir(parents=True, exist_ok=True)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +37,13 @@ class CharSplit:
     rows: tuple[tuple[str, str], ...]
     mrs: tuple[str, ...]
     references: tuple[tuple[str, ...], ...]
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[tuple[str, str]]) -> "CharSplit":
+        groups: dict[str, list[str]] = {}
+        for mr, ref in rows:
+            groups.setdefault(mr, []).append(ref)
+        return cls(tuple(rows), tuple(groups), tuple(tuple(refs) for refs in groups.values()))
 
 
 def ascii_fold(text: str) -> str:
@@ -80,10 +88,7 @@ def read_split(folder: Path, dataset: str, split: str, fold: bool = True) -> Cha
                 raise ValueError(f"{path}: line {reader.line_num} is not one MR and one reference: {row!r}")
             mr, ref = (ascii_fold(c.strip()) if fold else c.strip() for c in row)
             rows.append((mr, ref))
-    groups: dict[str, list[str]] = {}
-    for mr, ref in rows:
-        groups.setdefault(mr, []).append(ref)
-    return CharSplit(tuple(rows), tuple(groups), tuple(tuple(refs) for refs in groups.values()))
+    return CharSplit.from_rows(rows)
 
 
 def source_chars(mr: str) -> list[str]:
@@ -99,7 +104,8 @@ def _e2e_plus_train(folder: Path, fold: bool) -> CharSplit:
     """E2E+ (train rebuilt): E2E train with values disjoint from E2E and E2E+ dev/test (qgen.datasets.e2e_plus_train)."""
     from qgen.datasets import e2e_plus_train
 
-    taken_mrs = [mr for d, s in (("e2e", "train"), ("e2e", "dev"), ("e2e", "test"), ("e2e_plus", "dev"),
-                                 ("e2e_plus", "test")) for mr in read_split(folder, d, s, fold).mrs]
+    train = read_split(folder, "e2e", "train", fold)
+    taken_mrs = [*train.mrs, *(mr for d, s in (("e2e", "dev"), ("e2e", "test"), ("e2e_plus", "dev"),
+                                               ("e2e_plus", "test")) for mr in read_split(folder, d, s, fold).mrs)]
     lists = e2e_plus_train.value_lists(e2e_plus_train.slot_values(taken_mrs))
-    return e2e_plus_train.rebuild(read_split(folder, "e2e", "train", fold), lists)
+    return e2e_plus_train.rebuild(train, lists)

@@ -85,7 +85,4 @@ def rebuild(train: CharSplit, lists: dict[str, Sequence[str]], seed: int = 1) ->
         for old in sorted(mapping, key=len, reverse=True):  # "The Rice Boat" before a shorter value inside it
             ref = ref.replace(old, mapping[old])
         rows.append((new_mr, ref))
-    groups: dict[str, list[str]] = {}
-    for mr, ref in rows:
-        groups.setdefault(mr, []).append(ref)
-    return CharSplit(tuple(rows), tuple(groups), tuple(tuple(refs) for refs in groups.values()))
+    return CharSplit.from_rows(rows)
