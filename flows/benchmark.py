@@ -102,3 +102,44 @@ def benchmark_flow(dataset: str = "webqsp", models: Optional[list[str]] = None, 
     publish(f"qgen-benchmark-{dataset}", metrics_markdown(dataset, metrics), readme, f"results README {readme}",
             "full test set and the no-OOV subset; scores on a 0-100 scale")
     return metrics
+
+
+@task(name="downstream-row", task_run_name="downstream-{dataset}-{row}", retries=1, retry_delay_seconds=5)
+def downstream_row_task(dataset: str, row: str, config: dict[str, Any], prep: str, work_dir: str, results: str,
+                        data_dir: Optional[str]) -> dict[str, Any]:
+    """One row of the downstream table (``qgen.downstream.run_downstream``: resumable, and it trains the
+    generator and draws the synthetic corpus first where the row needs them)."""
+    from qgen.downstream import DownstreamConfig, run_downstream
+
+    cfg = DownstreamConfig(**{**config, "curve": tuple(config["curve"])})
+    metrics = run_downstream(prep, work_dir, results, cfg, Path(data_dir) if data_dir else None, rows=[row],
+                             log=get_run_logger().info)
+    return plain({"dataset": dataset, "row": row, "dev_lf_em": metrics["dev_lf_em"].get(row),
+                  "train_pairs": metrics["train_pairs"].get(row)})
+
+
+@flow(name="qgen-downstream", log_prints=True)
+def downstream_flow(dataset: str = "wikisql", rows: Optional[list[str]] = None, low_fraction: float = 0.1,
+                    synthetic: int = 4000, curve: Optional[list[int]] = None, parser_epochs: int = 20,
+                    generator_epochs: int = 25, hidden: int = 256, embedding: int = 128,
+                    max_seconds: Optional[float] = 1500.0, seed: int = 1, data_dir: Optional[str] = None,
+                    work_dir: str = "out/downstream", results: str = "benchmarks/results") -> list[dict[str, Any]]:
+    """The downstream benchmark (``qgen downstream``): a parser trained on ``low_fraction`` of ``dataset``'s
+    labels, alone and with each filtered qgen corpus, against the whole training split; one task per row,
+    then the results README is published."""
+    from dataclasses import asdict
+
+    from qgen.downstream import ROWS, DownstreamConfig
+
+    cfg = DownstreamConfig(dataset=dataset, low_fraction=low_fraction, synthetic=synthetic, seed=seed, hidden=hidden,
+                           embedding=embedding, parser_epochs=parser_epochs, generator_epochs=generator_epochs,
+                           max_seconds=max_seconds,
+                           **({"curve": tuple(curve)} if curve is not None else {}))
+    prep = str(Path(work_dir).resolve() / "prep" / dataset)
+    work = str(Path(work_dir).resolve() / dataset)
+    out = [downstream_row_task(dataset, row, asdict(cfg), prep, work, str(Path(results).resolve()), data_dir)
+           for row in rows or [*ROWS, *(f"curve_{n}" for n in cfg.curve)]]
+    readme = Path(results).resolve() / "downstream" / dataset / "README.md"
+    publish(f"qgen-downstream-{dataset}", readme.read_text(), readme, f"results README {readme}",
+            "dev logical-form exact match of parsers trained with and without a filtered qgen corpus")
+    return out

@@ -351,8 +351,8 @@ def benchmark(
                                                  "wen-restaurant (Kiddon et al.'s checklist); e2e-char, e2e-plus, "
                                                  "hotel-char or restaurant-char (Roberti et al.'s character "
                                                  "models); or "
-                                                 "downstream (then TARGET: wikisql)."),
-    target: Optional[str] = typer.Argument(None, help="With downstream: the dataset (wikisql)."),
+                                                 "downstream (then TARGET: wikisql or webqsp)."),
+    target: Optional[str] = typer.Argument(None, help="With downstream: the dataset (wikisql or webqsp)."),
     models: Optional[str] = typer.Option(None, "--models",
                                help="Comma-separated rows (default: all of the table): the seed paper's Table 1 "
                                     "(seq2seq,seq2seq_priors,copynet,coverage,scratchpad) + scratchpad_extended; "
@@ -373,7 +373,7 @@ def benchmark(
 ) -> None:
     """Train and evaluate the Table 1 models; write predictions, metrics.json and a results README.
 
-    `qgen benchmark downstream wikisql` is the downstream benchmark instead (see `qgen downstream --help`)."""
+    `qgen benchmark downstream wikisql|webqsp` is the downstream benchmark instead (see `qgen downstream --help`)."""
     from qgen.benchmark import run_benchmark
 
     if dataset == "downstream":  # DownstreamConfig's defaults; `qgen downstream` has every option
@@ -381,12 +381,15 @@ def benchmark(
 
         from qgen.downstream import DownstreamConfig, run_downstream
 
-        if (target or "wikisql") != "wikisql":
-            fail(f"the downstream benchmark runs on wikisql only, got {target!r}", 2)
-        ds_cfg = replace(DownstreamConfig(), seed=seed, **({"max_seconds": max_seconds} if max_seconds else {}))
-        run_downstream(work_dir / "prep" / "wikisql", work_dir / "downstream" / "wikisql", results, ds_cfg, data_dir,
+        name = target or "wikisql"
+        try:
+            ds_cfg = replace(DownstreamConfig(), dataset=name, seed=seed,
+                             **({"max_seconds": max_seconds} if max_seconds else {}))
+        except ValueError as error:
+            fail(str(error), 2)
+        run_downstream(work_dir / "prep" / name, work_dir / "downstream" / name, results, ds_cfg, data_dir,
                        log=typer.echo)
-        typer.echo(f"wrote {results / 'downstream' / 'wikisql' / 'metrics.json'}")
+        typer.echo(f"wrote {results / 'downstream' / name / 'metrics.json'}")
         return
 
     if dataset == "e2e":  # seed 003's table (qgen/e2e_benchmark.py)
@@ -438,10 +441,11 @@ def benchmark(
 
 @app.command()
 def downstream(
-    dataset: str = typer.Argument("wikisql", help="wikisql (WebQSP: no honest logical-form sampler without Freebase)."),
-    prep: Path = typer.Option(Path("out/wikisql"), "--prep", help="qgen preprocess wikisql --out DIR: DIR."),
+    dataset: str = typer.Argument("wikisql", help="wikisql or webqsp."),
+    prep: Optional[Path] = typer.Option(None, "--prep", help="qgen preprocess DATASET --out DIR: DIR (default out/DATASET)."),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Datasets root."),
-    work_dir: Path = typer.Option(Path("out/downstream/wikisql"), "--work-dir", help="Checkpoints and the synthetic corpus."),
+    work_dir: Optional[Path] = typer.Option(None, "--work-dir", help="Checkpoints and the synthetic corpus "
+                                                                     "(default out/downstream/DATASET)."),
     results: Path = typer.Option(Path("benchmarks/results"), "--results", help="Where metrics.json and README.md go."),
     rows: Optional[str] = typer.Option(None, "--rows", help="Comma-separated rows to run (default: all); "
                                                              "the report collects every finished row."),
@@ -454,20 +458,21 @@ def downstream(
     max_seconds: Optional[float] = typer.Option(1500.0, "--max-seconds", help="Time budget per training run."),
     seed: int = typer.Option(1, "--seed"),
     parser_header: bool = typer.Option(True, "--parser-header/--question-only",
-                                       help="The parser reads the question followed by its table's header, or the question alone."),
+                                       help="A WikiSQL parser reads the question followed by its table's header, "
+                                            "or the question alone."),
 ) -> None:
-    """Downstream benchmark: a parser trained on a tenth of WikiSQL, with and without a filtered qgen corpus."""
+    """Downstream benchmark: a parser trained on a tenth of WikiSQL or WebQSP, with and without a filtered qgen corpus."""
     from qgen.downstream import DownstreamConfig, run_downstream
 
-    if dataset != "wikisql":
-        fail(f"the downstream benchmark runs on wikisql only, got {dataset!r}", 2)
     try:
         cfg = DownstreamConfig(low_fraction=low_fraction, synthetic=synthetic,
                                curve=tuple(int(n) for n in curve.split(",") if n.strip()), seed=seed, hidden=hidden,
                                parser_epochs=parser_epochs, generator_epochs=generator_epochs, max_seconds=max_seconds,
-                               parser_header=parser_header)
+                               parser_header=parser_header, dataset=dataset)
     except ValueError as error:
         fail(str(error), 2)
+    prep = prep or Path("out") / dataset
+    work_dir = work_dir or Path("out/downstream") / dataset
     try:
         metrics = run_downstream(prep, work_dir, results, cfg, data_dir, rows.split(",") if rows else None,
                                  log=typer.echo)
@@ -475,7 +480,7 @@ def downstream(
         fail(str(error), 2)
     for row, value in metrics["dev_lf_em"].items():
         typer.echo(f"{row}: dev LF exact match {value:.4f}")
-    typer.echo(f"wrote {results / 'downstream' / 'wikisql' / 'metrics.json'}")
+    typer.echo(f"wrote {results / 'downstream' / dataset / 'metrics.json'}")
 
 
 @app.command()

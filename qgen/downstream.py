@@ -1,4 +1,4 @@
-"""Downstream benchmark: does a qgen corpus make a semantic parser better? (WikiSQL, low-resource)
+"""Downstream benchmark: does a qgen corpus make a semantic parser better? (WikiSQL and WebQSP, low-resource)
 
 The setting of Guo et al. 2018: a tenth of the labelled data. Splits (WikiSQL's protocol here, its
 train split being absent): the training split is the official test split minus a table-disjoint 10%
@@ -8,11 +8,16 @@ held out for validation (``qgen.benchmark.wikisql_valid_ids``), reported on the 
 2. A question generator and a parser are trained on ``low`` alone.
 3. Logical forms are drawn from the training split's tables (``qgen.samplers.wikisql_pool``: the
    data has headers but no cell values, so condition values are those that the training split's
-   queries use on that table), and the generator writes their questions.
+   queries use on that table), and the generator writes their questions. WebQSP
+   (``dataset="webqsp"``; train minus a seeded tenth of its questions, tested on the official test
+   split): Freebase is not at hand, so the synthetic queries are the ``low`` queries with their topic
+   entity swapped for another ``low`` query's topic in the same role of the same relation
+   (``qgen.samplers.seed_substitution``).
 4. Each candidate pair is judged by the over-copy filter, by the round-trip filter (the parser of
    step 2, both rules: ``score`` and ``exact``) and by the faithfulness audit.
 5. A parser is trained per row on ``low`` plus a synthetic set and evaluated on dev (logical-form
-   exact match as WikiSQL defines it: sel, agg and the set of conditions):
+   exact match as WikiSQL defines it: sel, agg and the set of conditions; for SPARQL the canonical
+   tokens, variables renamed in order):
    ``low``, ``low_synthetic_unfiltered``, ``_overcopy``, ``_round_trip_score`` / ``_token`` /
    ``_exact`` (each round-trip rule; the report's ``low_synthetic_round_trip`` is the row of the
    default rule for SQL), ``_both`` (over-copy and the default rule), and ``full`` (the whole
@@ -22,7 +27,7 @@ held out for validation (``qgen.benchmark.wikisql_valid_ids``), reported on the 
    ``<row>_seed<n>`` rows: a row's parser trained again with another seed (same split, same synthetic
    set), which measures the run-to-run spread the differences must exceed.
 
-Every parser reads the question followed by its table's header (``qgen.table_context``), unless
+Every WikiSQL parser reads the question followed by its table's header (``qgen.table_context``), unless
 ``parser_header`` is off: dev tables are not training tables, and a parser that sees the question
 alone can only guess their column names.
 
@@ -47,9 +52,14 @@ from qgen.version import code_version
 FILTER_ROWS = ("low_synthetic_unfiltered", "low_synthetic_overcopy", "low_synthetic_round_trip_score",
                "low_synthetic_round_trip_token", "low_synthetic_round_trip_exact", "low_synthetic_both")
 ROWS = ("low", *FILTER_ROWS, "full")
-SPLIT = ("train: official WikiSQL test minus a table-disjoint 10% for validation; low: a seeded share of the "
+LF_TYPES = {"wikisql": "sql", "webqsp": "sparql"}
+SPLITS = {"wikisql": ("train: official WikiSQL test minus a table-disjoint 10% for validation; low: a seeded share of the "
          "train questions; synthetic logical forms drawn from the train tables with condition values from the "
-         "train queries (no cell values in the data); test: official dev")
+         "train queries (no cell values in the data); test: official dev"),
+          "webqsp": ("train: WebQSP train minus a seeded tenth of its questions for validation; low: a seeded share of "
+                     "the train questions; synthetic logical forms: the low queries with their topic entity swapped for "
+                     "another low query's topic in the same role of the same relation (no Freebase to execute them); "
+                     "test: official test, first parse per question")}
 
 
 @dataclass(frozen=True)
@@ -69,7 +79,21 @@ class DownstreamConfig:
     max_seconds: float | None = 1500.0  # per training run (resumable)
     generator_beam: int = 4
     eval_beam: int = 1
-    parser_header: bool = True  # the parser reads question + table header (qgen.table_context)
+    parser_header: bool = True  # a WikiSQL parser reads question + table header (qgen.table_context)
+    dataset: str = "wikisql"  # or "webqsp"
+
+    def __post_init__(self) -> None:
+        if self.dataset not in LF_TYPES:
+            raise ValueError(f"the downstream benchmark runs on {' or '.join(LF_TYPES)}, got {self.dataset!r}")
+
+    @property
+    def lf_type(self) -> str:
+        return LF_TYPES[self.dataset]
+
+    @property
+    def reads_header(self) -> bool:
+        """Whether the parser reads the table header after the question (WikiSQL only)."""
+        return self.parser_header and self.dataset == "wikisql"
 
     def model(self, name: str) -> ModelConfig:
         return replace(VARIANTS[name].model, hidden_size=self.hidden, embedding_dim=self.embedding,
@@ -112,14 +136,16 @@ def load_splits(prep_dir: Path, cfg: DownstreamConfig, data_dir: Path | None) ->
     from qgen.benchmark import dataset_pairs
     from qgen.datasets.registry import load_dataset
 
-    train_pairs, valid_pairs, dev_pairs = dataset_pairs("wikisql", prep_dir, True, data_dir)
+    train_pairs, valid_pairs, dev_pairs = dataset_pairs(cfg.dataset, prep_dir, True, data_dir)
     order = sorted(train_pairs, key=lambda p: p.id)
     random.Random(cfg.seed).shuffle(order)
     low = sorted(order[: round(cfg.low_fraction * len(order))], key=lambda p: p.id)
     train_ids = {p.id for p in train_pairs}
-    raw = [r for r in load_dataset("wikisql", data_dir, "test") if r.id in train_ids]
+    # WikiSQL's training split is carved from its official test split (see the module docstring)
+    raw_split = "test" if cfg.dataset == "wikisql" else "train"
+    raw = [r for r in load_dataset(cfg.dataset, data_dir, raw_split) if r.id in train_ids]
     headers = {}
-    if cfg.parser_header:
+    if cfg.reads_header:
         from qgen.table_context import wikisql_headers_by_id
 
         headers = wikisql_headers_by_id(data_dir)
@@ -141,8 +167,9 @@ def run_downstream(prep_dir: str | Path, work_dir: str | Path, results_dir: str 
     if not (prep / "counts.json").exists():
         from qgen.preprocess import preprocess_dataset
 
-        log(preprocess_dataset("wikisql", prep, data_dir=data_dir).summary())
-    wikisql_valid_ids(prep, data_dir)
+        log(preprocess_dataset(cfg.dataset, prep, data_dir=data_dir).summary())
+    if cfg.dataset == "wikisql":
+        wikisql_valid_ids(prep, data_dir)
     splits = load_splits(prep, cfg, data_dir)
     log(f"low {len(splits.low)} / train {len(splits.train)} / valid {len(splits.valid)} / dev {len(splits.dev)}")
     wanted = list(rows) if rows else [*ROWS, *(f"curve_{n}" for n in cfg.curve)]
@@ -169,7 +196,8 @@ def run_downstream(prep_dir: str | Path, work_dir: str | Path, results_dir: str 
         started = time.perf_counter()
         checkpoint = _train_once(work, row, train_set, splits.parser_pairs(splits.valid), cfg, "parse", timings, log,
                                  seed=seed, init_from=init_from)
-        evaluation = evaluate_parser(Parser.load(checkpoint), splits.parser_pairs(splits.dev), "sql", beam=cfg.eval_beam)
+        evaluation = evaluate_parser(Parser.load(checkpoint), splits.parser_pairs(splits.dev), cfg.lf_type,
+                                     beam=cfg.eval_beam)
         result = {"row": row, "train_pairs": len(train_set), "dev_lf_em": evaluation["lf_exact_match"],
                   "dev_examples": evaluation["examples"], "seconds": round(time.perf_counter() - started, 1)}
         _write_json(work / "rows" / row / "result.json", result)
@@ -203,7 +231,7 @@ def _train_once(work: Path, name: str, train_pairs: Sequence[Pair], valid_pairs:
                         init_from=init_from)
     result = train(train_pairs, valid_pairs, model_cfg, train_cfg, out,
                    lambda line: log(f"[{name}] {line}"),
-                   task_metadata(task, ["sql"], True, TABLE_HEADER if task == "parse" and cfg.parser_header else None))
+                   task_metadata(task, [cfg.lf_type], True, TABLE_HEADER if task == "parse" and cfg.reads_header else None))
     if calibrate_on is not None:
         calibrate(best, calibrate_on)
     timings[name] = round(time.perf_counter() - started, 1)
@@ -225,21 +253,18 @@ def _synthesize(work: Path, splits: Splits, generator: Path, parser: Path, cfg: 
     if path.exists():
         candidates = [json.loads(line) for line in path.read_text().splitlines()]
         if candidates and candidates[0].get("judged_by") != JUDGED_BY:
-            _judge(candidates, parser, timings)
+            _judge(candidates, parser, cfg.lf_type, timings)
             _write_lines(path, candidates)
             log(f"synthetic: {len(candidates)} candidates judged again (round-trip judging {JUDGED_BY})")
         return candidates
-    from qgen.datasets.wikisql import wikisql_headers
     from qgen.samplers import SamplerStats
-    from qgen.samplers.wikisql_pool import ValuePool, sample_queries
     from qgen.synth.filter import OverCopyFilter
     from qgen.synth.generator import QuestionWriter
     from qgen.synth.schema import PairRow
 
     started = time.perf_counter()
-    pool = ValuePool.from_examples(splits.train_raw, wikisql_headers(data_dir))
     stats = SamplerStats()
-    records = list(sample_queries(pool, cfg.synthetic, seed=cfg.seed, stats=stats))
+    records, header_of = _draw(splits, cfg, stats, data_dir)
     timings["sample"] = round(time.perf_counter() - started, 1)
     started = time.perf_counter()
     writer = QuestionWriter(generator, beam=cfg.generator_beam, device="cpu", batch_size=64)
@@ -247,11 +272,10 @@ def _synthesize(work: Path, splits: Splits, generator: Path, parser: Path, cfg: 
     pairs = [r for r in results if isinstance(r, PairRow)]
     timings["generate"] = round(time.perf_counter() - started, 1)
     overcopy = OverCopyFilter()
-    header_of = {r.id: pool.headers[json.loads(r.raw)["table_id"]] for r in records}
     candidates = [{"id": p.id, "logical_form": p.logical_form, "lf_tokens": p.lf_tokens, "question": p.question,
-                   "header": header_of[p.id], "score": p.score, "overcopy_keep": overcopy.judge_pair(p).keep}
+                   "header": header_of.get(p.id), "score": p.score, "overcopy_keep": overcopy.judge_pair(p).keep}
                   for p in pairs]
-    _judge(candidates, parser, timings)
+    _judge(candidates, parser, cfg.lf_type, timings)
     _write_json(work / "sampler.json", {"stats": asdict(stats), "drawn_kept": len(records),
                                         "generated": len(pairs), "generation_rejects": len(results) - len(pairs)})
     _write_lines(path, candidates)
@@ -259,7 +283,23 @@ def _synthesize(work: Path, splits: Splits, generator: Path, parser: Path, cfg: 
     return candidates
 
 
-def _judge(candidates: list[dict], parser: Path, timings: dict) -> None:
+def _draw(splits: Splits, cfg: DownstreamConfig, stats, data_dir: Path | None) -> tuple[list, dict]:
+    """The synthetic logical forms (``RawExample``) and, for WikiSQL, each one's table header by id."""
+    if cfg.dataset == "webqsp":
+        from qgen.samplers.seed_substitution import SeedSubstitutionConfig, substitute_among_seeds
+
+        low_ids = {p.id for p in splits.low}
+        seeds = [r for r in splits.train_raw if r.id in low_ids]
+        return substitute_among_seeds(seeds, cfg.synthetic, SeedSubstitutionConfig(seed=cfg.seed), stats), {}
+    from qgen.datasets.wikisql import wikisql_headers
+    from qgen.samplers.wikisql_pool import ValuePool, sample_queries
+
+    pool = ValuePool.from_examples(splits.train_raw, wikisql_headers(data_dir))
+    records = list(sample_queries(pool, cfg.synthetic, seed=cfg.seed, stats=stats))
+    return records, {r.id: pool.headers[json.loads(r.raw)["table_id"]] for r in records}
+
+
+def _judge(candidates: list[dict], parser: Path, lf_type: str, timings: dict) -> None:
     """Each round-trip rule's verdict on every candidate (in place), timed per rule."""
     from qgen.synth.round_trip import RoundTripFilter
 
@@ -270,7 +310,7 @@ def _judge(candidates: list[dict], parser: Path, timings: dict) -> None:
     lfs = [c["lf_tokens"] for c in candidates]
     for rule in ("score", "token", "exact"):
         started = time.perf_counter()
-        verdicts = RoundTripFilter(parser, rules={"sql": rule}).judge("sql", questions, lfs)
+        verdicts = RoundTripFilter(parser, rules={lf_type: rule}).judge(lf_type, questions, lfs)
         timings[f"round_trip_{rule}"] = round(time.perf_counter() - started, 1)
         for c, v in zip(candidates, verdicts):
             c[f"{rule}_score"], c[f"{rule}_keep"] = v.score, v.keep
@@ -285,7 +325,7 @@ def _parser_question(candidate: dict, reads_header: bool) -> list[str]:
     from qgen.table_context import with_header
 
     question = candidate["question"].split()
-    return with_header(question, candidate["header"]) if reads_header else question
+    return with_header(question, candidate["header"]) if reads_header and candidate.get("header") else question
 
 
 def _write_lines(path: Path, rows: list[dict]) -> None:
@@ -294,22 +334,24 @@ def _write_lines(path: Path, rows: list[dict]) -> None:
     tmp.replace(path)
 
 
-# Which candidates each row keeps. "round_trip" and "both" use the default rule for SQL
-# (qgen.synth.round_trip.DEFAULT_RULES); the other rules have rows of their own.
-KEEP = {
-    "low_synthetic_unfiltered": lambda c: True,
-    "low_synthetic_overcopy": lambda c: c["overcopy_keep"],
-    "low_synthetic_round_trip_score": lambda c: c["score_keep"],
-    "low_synthetic_round_trip_token": lambda c: c["token_keep"],
-    "low_synthetic_round_trip_exact": lambda c: c["exact_keep"],
-    "low_synthetic_both": lambda c: c["overcopy_keep"] and c[f"{_default_rule()}_keep"],
-}
+def keep_rules(lf_type: str) -> dict[str, Callable[[dict], bool]]:
+    """Which candidates each row keeps. "round_trip" and "both" use the default rule for ``lf_type``
+    (qgen.synth.round_trip.DEFAULT_RULES); the other rules have rows of their own."""
+    default = _default_rule(lf_type)
+    return {
+        "low_synthetic_unfiltered": lambda c: True,
+        "low_synthetic_overcopy": lambda c: c["overcopy_keep"],
+        "low_synthetic_round_trip_score": lambda c: c["score_keep"],
+        "low_synthetic_round_trip_token": lambda c: c["token_keep"],
+        "low_synthetic_round_trip_exact": lambda c: c["exact_keep"],
+        "low_synthetic_both": lambda c: c["overcopy_keep"] and c[f"{default}_keep"],
+    }
 
 
-def _default_rule() -> str:
+def _default_rule(lf_type: str) -> str:
     from qgen.synth.round_trip import DEFAULT_RULES
 
-    return DEFAULT_RULES["sql"]
+    return DEFAULT_RULES[lf_type]
 CURVE_FILTER = "low_synthetic_both"  # the filter the curve rows use
 FINETUNE = "finetune_"  # finetune_<row>: <row>'s parser fine-tuned on the low labels alone
 
@@ -320,42 +362,46 @@ def _row_training_set(row: str, splits: Splits, work: Path, cfg: DownstreamConfi
     if row == "full":
         return splits.parser_pairs(splits.train)
     candidates = [json.loads(line) for line in (work / "synthetic.jsonl").read_text().splitlines()]
+    keeps = keep_rules(cfg.lf_type)
     if row.startswith("curve_"):
-        candidates, keep = candidates[: int(row.split("_")[1])], KEEP[CURVE_FILTER]
+        candidates, keep = candidates[: int(row.split("_")[1])], keeps[CURVE_FILTER]
     else:
-        keep = KEEP[row]
-    synthetic = [Pair(c["id"], _parser_question(c, cfg.parser_header), c["lf_tokens"], c["id"])
+        keep = keeps[row]
+    synthetic = [Pair(c["id"], _parser_question(c, cfg.reads_header), c["lf_tokens"], c["id"])
                  for c in candidates if keep(c)]
     return splits.parser_pairs(splits.low) + synthetic
 
 
 def write_report(work: Path, results_dir: str | Path, cfg: DownstreamConfig, splits: Splits, timings: dict) -> dict:
-    """metrics.json and a README table under ``results_dir/downstream/wikisql`` from the finished rows."""
+    """metrics.json and a README table under ``results_dir/downstream/<dataset>`` from the finished rows."""
     from qgen.synth.audit import audit_pair
 
     rows = {p.parent.name: json.loads(p.read_text()) for p in sorted((work / "rows").glob("*/result.json"))}
     for name, row in rows.items():  # how long each parser trained, and where
         done = _read_json(work / "rows" / name / "done.json", {})
         row.update(epochs_run=done.get("epochs_run"), best_epoch=done.get("best_epoch"), device=done.get("device"))
-    default = f"low_synthetic_round_trip_{_default_rule()}"
-    if default in rows:  # the issue's "round trip" row: the default rule for SQL
+    keeps = keep_rules(cfg.lf_type)
+    default = f"low_synthetic_round_trip_{_default_rule(cfg.lf_type)}"
+    if default in rows:  # the issue's "round trip" row: the default rule for the logical-form type
         rows["low_synthetic_round_trip"] = rows[default]
     candidates_path = work / "synthetic.jsonl"
     candidates = [json.loads(line) for line in candidates_path.read_text().splitlines()] if candidates_path.exists() else []
     for c in candidates:  # audited again here, so the table shows the audit as the code now defines it
-        c["audit"] = list(audit_pair("sql", c["logical_form"], c["lf_tokens"], c["question"]).failures)
+        c["audit"] = list(audit_pair(cfg.lf_type, c["logical_form"], c["lf_tokens"], c["question"]).failures)
     sizes, audit = {}, {}
-    for name, keep in [*KEEP.items(), ("low_synthetic_round_trip", KEEP[default])]:
+    for name, keep in [*keeps.items(), ("low_synthetic_round_trip", keeps[default])]:
         kept = [c for c in candidates if keep(c)]
         sizes[name] = len(kept)
         audit[name] = sum(not c["audit"] for c in kept) / len(kept) if kept else None
     for name in rows:
         if name.startswith("curve_"):
-            kept = [c for c in candidates[: int(name.split("_")[1])] if KEEP[CURVE_FILTER](c)]
+            kept = [c for c in candidates[: int(name.split("_")[1])] if keeps[CURVE_FILTER](c)]
             sizes[name] = len(kept)
             audit[name] = sum(not c["audit"] for c in kept) / len(kept) if kept else None
     low_ids = {p.id for p in splits.low}
-    real = [audit_pair("sql", r.logical_form, [], r.question or "") for r in splits.train_raw if r.id in low_ids]
+    low_tokens = {p.id: p.src for p in splits.low}  # the SPARQL audit reads the tokens (entity names)
+    real = [audit_pair(cfg.lf_type, r.logical_form, low_tokens[r.id], r.question or "")
+            for r in splits.train_raw if r.id in low_ids]
     audit["low_real_questions"] = sum(a.passed for a in real) / len(real) if real else None
     spread: dict[str, dict[str, float]] = {}  # row -> parser seed -> dev LF EM, where a row ran with several
     for name, r in rows.items():
@@ -369,14 +415,14 @@ def write_report(work: Path, results_dir: str | Path, cfg: DownstreamConfig, spl
         "audit_pass_rate": audit,
         "train_pairs": {name: r["train_pairs"] for name, r in rows.items()},
         "epochs_run": {name: r["epochs_run"] for name, r in rows.items()},
-        "round_trip_default_rule": _default_rule(),
+        "round_trip_default_rule": _default_rule(cfg.lf_type),
         "seconds": {**timings, **{f"row_{name}": r["seconds"] for name, r in rows.items()}},
-        "config": asdict(cfg), "split": SPLIT,
+        "config": asdict(cfg), "split": SPLITS[cfg.dataset],
         "sizes": {"low": len(splits.low), "train": len(splits.train), "valid": len(splits.valid), "dev": len(splits.dev)},
         "device": sorted({r["device"] for r in rows.values() if r.get("device")}), "commit": code_version(),
         "command": _command(cfg),
     }
-    out = Path(results_dir) / "downstream" / "wikisql"
+    out = Path(results_dir) / "downstream" / cfg.dataset
     out.mkdir(parents=True, exist_ok=True)
     _write_json(out / "metrics.json", metrics)
     (out / "README.md").write_text(_readme(metrics))
@@ -385,14 +431,18 @@ def write_report(work: Path, results_dir: str | Path, cfg: DownstreamConfig, spl
 
 def _readme(m: dict) -> str:
     em, sizes, audit = m["dev_lf_em"], m["synthetic_pairs"], m["audit_pass_rate"]
-    lines = ["# Downstream: WikiSQL parser trained on 10% of the labels plus a qgen corpus", "",
+    dataset = m["config"].get("dataset", "wikisql")
+    title = {"wikisql": "WikiSQL", "webqsp": "WebQSP"}[dataset]
+    share = f"{m['config']['low_fraction']:.0%}"
+    header = m["config"].get("parser_header", False) and dataset == "wikisql"
+    lines = [f"# Downstream: {title} parser trained on {share} of the labels plus a qgen corpus", "",
              f"Split: {m['split']}.", "",
              f"Sizes: low {m['sizes']['low']}, train {m['sizes']['train']}, valid {m['sizes']['valid']}, "
              f"dev {m['sizes']['dev']}; commit {m['commit']}; device {m['device']}.", "",
              "Every parser (`copynet_extended`) reads " + ("the question followed by its table's header "
-             "(`qgen.table_context`)" if m["config"].get("parser_header", False) else "the question only") + "; "
+             "(`qgen.table_context`)" if header else "the question only") + "; "
              "`finetune_<row>` is `<row>`'s parser trained further on the low labels alone. "
-             f"`low_synthetic_round_trip` is the row of the default round-trip rule for SQL "
+             f"`low_synthetic_round_trip` is the row of the default round-trip rule for {LF_TYPES[dataset].upper()} "
              f"(`{m['round_trip_default_rule']}`). Each parser trains for up to {m['config']['parser_epochs']} epochs "
              f"or {m['config']['max_seconds']} s, whichever ends first (epochs run below), and is selected on "
              "the validation split's loss.", "",
@@ -418,7 +468,7 @@ def _readme(m: dict) -> str:
             shown = ", ".join(f"{seed}: {v:.4f}" for seed, v in by_seed.items())
             lines.append(f"| {name} | {shown} | {sum(values) / len(values):.4f} | {max(values) - min(values):.4f} |")
     lines += ["", "Seconds per step: " + ", ".join(f"{k} {v}" for k, v in m["seconds"].items()), "",
-              f"Reproduce: `qgen preprocess wikisql --out out/wikisql && {m['command']}` (rows may run apart "
+              f"Reproduce: `qgen preprocess {dataset} --out out/{dataset} && {m['command']}` (rows may run apart "
               "with `--rows`; the report collects every finished row).", ""]
     return "\n".join(lines)
 
@@ -435,9 +485,9 @@ def _command(cfg: DownstreamConfig) -> str:
             options.append(f"{option} {value:g}")
     if cfg.curve != defaults.curve:
         options.append(f"--curve {','.join(str(n) for n in cfg.curve)}")
-    if not cfg.parser_header:
+    if not cfg.parser_header and cfg.dataset == "wikisql":
         options.append("--question-only")
-    return " ".join(["qgen downstream wikisql --prep out/wikisql", *options])
+    return " ".join([f"qgen downstream {cfg.dataset} --prep out/{cfg.dataset}", *options])
 
 
 # What may differ between runs that share a work folder (rows run apart, resumed runs).
@@ -448,8 +498,9 @@ def _check_config(work: Path, cfg: DownstreamConfig) -> None:
     """Refuse to mix results of another configuration into ``work`` (written by the first run)."""
     path = work / "config.json"
     wanted = {k: v for k, v in asdict(cfg).items() if k not in RESUMABLE}
-    if path.exists():
-        saved = {k: v for k, v in json.loads(path.read_text()).items() if k not in RESUMABLE}
+    if path.exists():  # a setting added since that run had its default there
+        saved = {k: v for k, v in {**asdict(DownstreamConfig()), **json.loads(path.read_text())}.items()
+                 if k not in RESUMABLE}
         if saved != wanted:
             changed = sorted(k for k in wanted if saved.get(k) != wanted[k])
             raise ValueError(f"{work} holds a downstream run with other settings ({', '.join(changed)}); "

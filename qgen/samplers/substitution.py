@@ -189,7 +189,7 @@ def find_topic(algebra: Any, names: dict[str, str]) -> tuple[Any, list[tuple[Any
     from rdflib import URIRef
 
     best: tuple[Any, list] = (None, [])
-    for triples in _bgps(algebra):
+    for triples in basic_graph_patterns(algebra):
         iris = [t[0] for t in triples if isinstance(t[0], URIRef)] + [t[2] for t in triples if isinstance(t[2], URIRef)]
         for iri in iris:
             if str(iri) in names or (entity_id(str(iri)) or "") in names:
@@ -199,7 +199,7 @@ def find_topic(algebra: Any, names: dict[str, str]) -> tuple[Any, list[tuple[Any
     return best
 
 
-def _bgps(algebra: Any) -> Iterator[list[tuple[Any, Any, Any]]]:
+def basic_graph_patterns(algebra: Any) -> Iterator[list[tuple[Any, Any, Any]]]:
     """The triple lists of every BGP in an rdflib algebra tree, in document order."""
     for node in _nodes(algebra):
         if node.name == "BGP":

@@ -155,3 +155,15 @@ def test_e2e_benchmark_flow_trains_the_seeds_and_publishes_the_table(harness: No
                                 java_metrics=False, hidden=16, embedding=8)
     assert set(report["dev"]) == {"zhang_caencoder_seed1", "zhang_caencoder_seed2"} and "zhang_caencoder" in report["test"]
     assert "| test | zhang_caencoder | ours (ensemble of seeds 1, 2) |" in artifacts("qgen-benchmark-e2e")[-1].data
+
+
+def test_downstream_flow_runs_one_task_per_row_and_publishes_the_table(harness: None, tmp_path: Path) -> None:
+    from flows.benchmark import downstream_flow
+
+    out = downstream_flow("wikisql", rows=["low", "full"], low_fraction=0.5, parser_epochs=1, hidden=16, embedding=8,
+                          max_seconds=None, data_dir=str(FIXTURES), work_dir=str(tmp_path / "work"),
+                          results=str(tmp_path / "results"))
+    assert [r["row"] for r in out] == ["low", "full"] and all(0.0 <= r["dev_lf_em"] <= 1.0 for r in out)
+    assert out[1]["train_pairs"] > out[0]["train_pairs"]
+    assert "| full |" in artifacts("qgen-downstream-wikisql")[-1].data
+    assert {"downstream-wikisql-low", "downstream-wikisql-full"} <= set(task_run_names())

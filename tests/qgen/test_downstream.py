@@ -88,3 +88,60 @@ def test_downstream_rows_report_and_settings(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="other settings"):  # never mixes two configurations in one table
         run_downstream(tmp_path / "prep", work, results, DownstreamConfig(**{**TINY.__dict__, "hidden": 32}), FIXTURES,
                        rows=["low"], log=lambda line: None)
+
+
+def _webqsp_folder(root: Path) -> Path:
+    """A WebQSP folder whose questions share relations in several shapes (siblings and brothers), so
+    that topics swapped among them make new queries."""
+    people = ["ada lovelace", "alan turing", "grace hopper", "edsger dijkstra", "barbara liskov", "donald knuth",
+              "john backus", "frances allen", "ken thompson", "dennis ritchie", "niklaus wirth", "tony hoare"]
+    shapes = [("who are {name} 's siblings ?", "FILTER (?x != ns:{mid}) ns:{mid} ns:people.person.sibling_s ?y . "
+                                               "?y ns:people.sibling_relationship.sibling ?x ."),
+              ("who are {name} 's brothers ?", "FILTER (?x != ns:{mid}) ns:{mid} ns:people.person.sibling_s ?y . "
+                                               "?y ns:people.sibling_relationship.sibling ?x . "
+                                               "?x ns:people.person.gender ns:m.05zppz ."),
+              ("where was {name} born ?", "ns:{mid} ns:people.person.place_of_birth ?x .")]
+
+    def questions(split: str, names: list[str], offset: int) -> dict:
+        out = []
+        for i, name in enumerate(names):
+            question, body = shapes[i % 3]
+            mid, qid = f"m.0t{offset + i:02d}", f"WebQ{split}-{offset + i}"
+            sparql = f"PREFIX ns: <http://rdf.freebase.com/ns/>\nSELECT DISTINCT ?x WHERE {{ {body.format(mid=mid)} }}"
+            out.append({"QuestionId": qid, "RawQuestion": question.format(name=name),
+                        "ProcessedQuestion": question.format(name=name),
+                        "Parses": [{"ParseId": f"{qid}.P0", "Sparql": sparql, "TopicEntityMid": mid,
+                                    "TopicEntityName": name.title(), "PotentialTopicEntityMention": name,
+                                    "Constraints": [], "Answers": [{"AnswerType": "Value", "AnswerArgument": "x",
+                                                                    "EntityName": None}]}]})
+        return {"Version": "1.0", "Questions": out}
+
+    folder = root / "webqsp"
+    folder.mkdir(parents=True)
+    (folder / "WebQSP.train.json").write_text(json.dumps(questions("Trn", people, 0)))
+    (folder / "WebQSP.test.json").write_text(json.dumps(questions("Test", people[:4], 50)))
+    return root
+
+
+def test_webqsp_downstream_swaps_topics_among_the_low_queries(tmp_path: Path) -> None:
+    data = _webqsp_folder(tmp_path / "data")
+    work, results = tmp_path / "work", tmp_path / "results"
+    # a generator trained long enough on the 9 low pairs to write non-empty questions
+    cfg = DownstreamConfig(**{**TINY.__dict__, "dataset": "webqsp", "low_fraction": 0.9, "generator_epochs": 40})
+    metrics = run_downstream(tmp_path / "prep", work, results, cfg, data,
+                             rows=["low", "low_synthetic_unfiltered", "low_synthetic_round_trip_token", "full"],
+                             log=lambda line: None)
+    assert metrics["synthetic_pairs"]["drawn"] > 0 and metrics["round_trip_default_rule"] == "token"
+    assert metrics["train_pairs"]["low_synthetic_unfiltered"] == (
+        metrics["train_pairs"]["low"] + metrics["synthetic_pairs"]["low_synthetic_unfiltered"])
+    assert all(0.0 <= v <= 1.0 for v in metrics["dev_lf_em"].values())
+    candidates = [json.loads(line) for line in (work / "synthetic.jsonl").read_text().splitlines()]
+    low_forms = {p.id: p for p in load_splits(tmp_path / "prep", cfg, data).low}
+    for c in candidates:  # another low query's topic, in a query that is no low query
+        seed_id = c["id"].split("~")[0]
+        assert seed_id in low_forms and c["header"] is None and c["lf_tokens"] != low_forms[seed_id].src
+    readme = (results / "downstream" / "webqsp" / "README.md").read_text()
+    assert readme.startswith("# Downstream: WebQSP parser trained on 90% of the labels")
+    assert "qgen downstream webqsp --prep out/webqsp" in readme and "| low_synthetic_round_trip |" in readme
+    with pytest.raises(ValueError, match="wikisql or webqsp"):
+        DownstreamConfig(dataset="spider")
