@@ -4,7 +4,8 @@
 step is one of the project's flows, run as a subflow: ``qgen-preprocess`` on
 ``data/demo/train_pairs.jsonl``, ``qgen-train`` (a small Copy + Scratchpad model with See et al.'s
 extended-vocabulary copy, on the CPU), and ``qgen-synthesize`` twice: logical forms sampled from
-``demo_kg.ttl`` and from the demo tables. Without ``PREFECT_API_URL`` the flows report to
+``demo_kg.ttl`` and from the demo tables; beside synthesis, ``qgen-train`` again adapts the
+shipped default model to the demo's pairs (``--init-from default``). Without ``PREFECT_API_URL`` the flows report to
 Prefect's embedded server, started for the run and stopped after it.
 """
 from __future__ import annotations
@@ -20,8 +21,8 @@ from prefect import flow
 from flows.preprocess import preprocess_flow
 from flows.synthesize import synthesize_flow
 from flows.train import train_arguments, train_task
-from qgen.demo import (DEMO_DIR, DEMO_FOLDER, FULL, QUICK, DemoSizes, corpus_lines, demo_files, mark_demo_folder,
-                       reset_demo_folder)
+from qgen.demo import (DEMO_DIR, DEMO_FOLDER, FULL, QUICK, DemoSizes, adaptation_examples, corpus_lines, demo_files,
+                       mark_demo_folder, reset_demo_folder)
 from qgen.io.output_folder import claimed_folder
 
 MODEL = "scratchpad_extended"  # Copy + Scratchpad; the extended vocabulary copies names unseen in training
@@ -46,13 +47,21 @@ def demo_flow(out: str = "qgen-out", sizes: Optional[dict[str, Any]] = None, dem
     parser = train_task.submit(examples, str(root / "parser"), *train_arguments(
         PARSER, epochs=s.parser_epochs, max_seconds=s.max_parser_seconds, **common_sizes), task="parse")
     trained, parsed = generator.result(), parser.result()
+    # The path of a user with their own knowledge base: the shipped default model fine-tuned on their
+    # pairs (`qgen train --init-from default`), here on the second core while synthesis runs on the first.
+    adapting = train_task.submit(examples, str(root / "adapted"), *train_arguments(
+        MODEL, epochs=s.adapt_epochs, max_seconds=s.max_adapt_seconds, init_from="default", **common_sizes),
+        task="generate")
     common = {"checkpoint": trained["checkpoint"], "seed": SEED, "beam": s.beam, "shard_size": s.shard_size,
               "dask_address": dask_address, "dask_workers": dask_workers, "parser": parsed["checkpoint"]}
     graph = synthesize_flow(out=str(root / "corpus" / "graph"), from_graph=str(files.graph), count=s.graph_count,
                             **common)
     tables = synthesize_flow(out=str(root / "corpus" / "tables"), from_tables=[str(t) for t in files.tables],
                              count=s.table_count, **common)
+    adapted = adapting.result()
+    examples_shown = adaptation_examples(root / "corpus" / "graph", adapted["checkpoint"], s.adapt_examples, s.beam)
     return {"preprocess": report.summary(), "files": report.files, "train": trained, "parser": parsed,
+            "adapted": {**adapted, "examples": examples_shown},
             "corpora": {"graph": str(root / "corpus" / "graph"), "tables": str(root / "corpus" / "tables")},
             "counts": {"graph": graph["counts"], "tables": tables["counts"]}}
 
@@ -98,10 +107,18 @@ def _demo_lines(root: Path, quick: bool, dask_address: Optional[str], dask_worke
            f"best epoch {p['best_epoch']} (validation loss {p['best_valid_loss']:.3f})")
     for name, corpus in result["corpora"].items():
         yield from corpus_lines(corpus, f"corpus from the demo {'graph' if name == 'graph' else 'tables'}")
+    a = result["adapted"]
+    yield (f"adapted the default model to the demo's pairs (qgen train --init-from default): {a['epochs_run']} epochs, "
+           f"best epoch {a['best_epoch']} (validation loss {a['best_valid_loss']:.3f}); on corpus inputs:")
+    for example in a["examples"]:
+        yield f"  LF: {example['lf']}"
+        yield f"     default: {example['default']}"
+        yield f"     adapted: {example['adapted']}"
     for path in result["files"]:
         yield f"wrote {Path(path).resolve()}"
     yield f"wrote {t['checkpoint']}"
     yield f"wrote {p['checkpoint']}"
+    yield f"wrote {a['checkpoint']}"
     for corpus in result["corpora"].values():
         yield f"wrote {corpus}/pairs/*.parquet, rejects/*.parquet, manifest.json, README.md"
     yield f"done in {seconds:.0f} s; load a corpus with pandas.read_parquet('{result['corpora']['graph']}/pairs')"

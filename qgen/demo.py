@@ -20,7 +20,7 @@ from qgen.io.output_folder import FolderKind, remove_tree, write_file
 DEMO_DIR = Path(__file__).resolve().parent.parent / "data" / "demo"
 TABLES = ("ferries.csv", "festivals.csv")
 MARKER = "qgen-demo.json"
-OUTPUTS = ("preprocessed", "model", "parser", "corpus")  # what the demo writes beside its marker
+OUTPUTS = ("preprocessed", "model", "parser", "corpus", "adapted")  # what the demo writes beside its marker
 DEMO_FOLDER = FolderKind("demo output", MARKER, "qgen-demo-1", (MARKER, *OUTPUTS))
 
 
@@ -39,6 +39,11 @@ class DemoSizes:
     max_train_seconds: float = 180.0  # no new epoch after this; the demo's time guard on slow machines
     parser_epochs: int = 25  # the round-trip parser, trained beside the generator
     max_parser_seconds: float = 150.0
+    # The shipped default model adapted to the demo's pairs (`qgen train --init-from default`), trained
+    # beside synthesis; its questions are shown next to the default model's on a few corpus inputs.
+    adapt_epochs: int = 4
+    max_adapt_seconds: float = 60.0
+    adapt_examples: int = 3
     graph_count: int = 300  # logical forms sampled from the graph
     table_count: int = 200  # and from the tables
     shard_size: int = 100
@@ -50,7 +55,7 @@ FULL = DemoSizes()
 # The smoke run: models just big and trained enough to write some pairs that pass both filters
 # (one epoch of a hidden-16 model wrote none: every question was unfinished or over-copied).
 QUICK = DemoSizes(epochs=6, hidden=32, embedding=16, graph_count=30, table_count=30, shard_size=10, beam=2,
-                  parser_epochs=4)
+                  parser_epochs=4, adapt_epochs=1, adapt_examples=1)
 
 
 @dataclass(frozen=True)
@@ -115,3 +120,19 @@ def corpus_lines(corpus: str | Path, label: str, samples: int = 4) -> Iterator[s
         for row in rows[:: max(1, len(rows) // samples)][:samples]:
             yield f"  Q: {row['question']}"
             yield f"     LF: {brief(row['logical_form'])}"
+
+
+def adaptation_examples(corpus: str | Path, adapted: str | Path, count: int, beam: int) -> list[dict[str, str]]:
+    """The first ``count`` logical forms of a corpus, each with the default model's question and the
+    adapted model's (``qgen.generate.decode_token_lists``: the corpus's own tokens, beam ``beam``)."""
+    import pyarrow.dataset as ds
+
+    from qgen.generate import decode_token_lists
+
+    pairs = Path(corpus) / "pairs"
+    rows = ds.dataset(pairs, format="parquet").head(count, columns=["logical_form", "lf_tokens"]).to_pylist() \
+        if any(pairs.glob("*.parquet")) else []
+    tokens = [row["lf_tokens"] for row in rows]
+    before, after = (decode_token_lists(tokens, model, beam) for model in ("default", adapted))
+    return [{"lf": brief(row["logical_form"]), "default": b[0][0], "adapted": a[0][0]}
+            for row, b, a in zip(rows, before, after)]

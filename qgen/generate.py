@@ -103,8 +103,6 @@ def generate_questions(inputs: Sequence[str | TextLine | GenerateInput], checkpo
     if num_return > beam:
         raise ValueError(f"--num-return ({num_return}) cannot exceed --beam ({beam})")
     items = [_as_input(item, i, lf_type) for i, item in enumerate(inputs, 1)]
-    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    model, src_vocab, tgt_vocab, _ = load_checkpoint(resolve_model(checkpoint), device)  # "default": the shipped one
     parsed: list[list[str] | str] = []
     for item in items:
         if item.error is not None:
@@ -115,8 +113,24 @@ def generate_questions(inputs: Sequence[str | TextLine | GenerateInput], checkpo
         except LogicalFormError as err:
             parsed.append(f"{item.where}{err}")
     good = [i for i, p in enumerate(parsed) if isinstance(p, list)]
+    decoded = decode_token_lists([parsed[i] for i in good], checkpoint, beam, num_return, batch_size, no_repeat,
+                                 max_tokens)
+    answers = dict(zip(good, decoded))
+    for i, item in enumerate(items):
+        if i in answers:
+            yield {"id": item.id, "lf": item.lf, "lf_type": item.lf_type, "questions": answers[i]}
+        else:
+            yield {"id": item.id, "lf": item.lf, "error": parsed[i]}
+
+
+def decode_token_lists(token_lists: Sequence[list[str]], checkpoint: str | Path, beam: int = 4, num_return: int = 1,
+                       batch_size: int | None = None, no_repeat: bool = False,
+                       max_tokens: int | None = None) -> list[list[tuple[str, float]]]:
+    """Per list of logical-form tokens, in order, its ``num_return`` questions and scores, best first."""
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model, src_vocab, tgt_vocab, _ = load_checkpoint(resolve_model(checkpoint), device)  # "default": the shipped one
     answers: dict[int, list[tuple[str, float]]] = {}
-    by_length = sorted(((i, parsed[i]) for i in good), key=lambda item: (len(item[1]), item[0]))
+    by_length = sorted(enumerate(token_lists), key=lambda item: (len(item[1]), item[0]))
     budget = max_tokens or default_max_tokens(device, model.cfg, beam)
     for batch_items in token_batches(by_length, budget, batch_size):
         chunk = [i for i, _ in batch_items]
@@ -124,11 +138,7 @@ def generate_questions(inputs: Sequence[str | TextLine | GenerateInput], checkpo
         for i, hyps, oovs in zip(chunk, beam_search(model, batch, beam=beam, num_return=num_return,
                                                              no_repeat=no_repeat), batch.oovs):
             answers[i] = [(" ".join(tgt_vocab.decode(h.ids, oovs)), round(h.score, 4)) for h in hyps]
-    for i, item in enumerate(items):
-        if i in answers:
-            yield {"id": item.id, "lf": item.lf, "lf_type": item.lf_type, "questions": answers[i]}
-        else:
-            yield {"id": item.id, "lf": item.lf, "error": parsed[i]}
+    return [answers[i] for i in range(len(token_lists))]
 
 
 def _as_input(item: str | TextLine | GenerateInput, number: int, lf_type: str) -> GenerateInput:

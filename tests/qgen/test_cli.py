@@ -88,6 +88,15 @@ def test_demo_runs_and_says_where_the_parquet_went(tmp_path: Path) -> None:
         assert f"inputs {inputs} = pairs {len(pairs)} + rejects {len(rejects)}" in result.stdout
         written += len(pairs)
     assert written > 0  # even the smoke run's small models write some pairs
+    # the default model, adapted to the demo's pairs (new tokens, new rows), beside the default on a corpus input
+    assert f"wrote {(tmp_path / 'adapted' / 'best.pt').resolve()}" in result.stdout
+    assert "adapted the default model to the demo's pairs (qgen train --init-from default): 1 epochs" in result.stdout
+    lines = result.stdout.splitlines()
+    shown = next(i for i, line in enumerate(lines) if line.startswith("adapted the default model"))
+    assert lines[shown + 1].startswith("  LF: ") and lines[shown + 2].startswith("     default: ")
+    assert lines[shown + 3].startswith("     adapted: ")
+    payload = torch.load(tmp_path / "adapted" / "best.pt", weights_only=True)
+    assert payload["config"]["hidden_size"] == 256 and payload["train_config"]["init_from"].endswith("default")
 
 
 def test_console_script_turns_exceptions_into_one_line() -> None:
