@@ -460,6 +460,8 @@ def downstream(
     parser_header: bool = typer.Option(True, "--parser-header/--question-only",
                                        help="A WikiSQL parser reads the question followed by its table's header, "
                                             "or the question alone."),
+    select_on: str = typer.Option("loss", "--select-on", help="Keep each parser's epoch of lowest validation loss "
+                                                              "(loss) or best validation exact match (accuracy)."),
 ) -> None:
     """Downstream benchmark: a parser trained on a tenth of WikiSQL or WebQSP, with and without a filtered qgen corpus."""
     from qgen.downstream import DownstreamConfig, run_downstream
@@ -468,7 +470,7 @@ def downstream(
         cfg = DownstreamConfig(low_fraction=low_fraction, synthetic=synthetic,
                                curve=tuple(int(n) for n in curve.split(",") if n.strip()), seed=seed, hidden=hidden,
                                parser_epochs=parser_epochs, generator_epochs=generator_epochs, max_seconds=max_seconds,
-                               parser_header=parser_header, dataset=dataset)
+                               parser_header=parser_header, dataset=dataset, select_on=select_on)
     except ValueError as error:
         fail(str(error), 2)
     prep = prep or Path("out") / dataset

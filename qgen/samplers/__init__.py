@@ -4,6 +4,7 @@
 - ``kg``: WebQSP-shaped SPARQL drawn from an RDF graph (executed on ``kg_index`` or an endpoint);
 - ``tables``: WikiSQL-shaped SQL drawn from tables (CSV, Parquet, SQLite);
 - ``substitution``: seed queries with their topic entity swapped for other entities of a graph;
+- ``seed_substitution``: the same without a graph, among the seeds' own topics (same relation and role);
 - ``readonly``: the only way any of them executes a query (refusals and time limits).
 
 Every sampler yields ``RawExample`` records (split ``synthetic``, no question) and keeps a

@@ -126,8 +126,10 @@ def _webqsp_folder(root: Path) -> Path:
 def test_webqsp_downstream_swaps_topics_among_the_low_queries(tmp_path: Path) -> None:
     data = _webqsp_folder(tmp_path / "data")
     work, results = tmp_path / "work", tmp_path / "results"
-    # a generator trained long enough on the 9 low pairs to write non-empty questions
-    cfg = DownstreamConfig(**{**TINY.__dict__, "dataset": "webqsp", "low_fraction": 0.9, "generator_epochs": 40})
+    # a generator trained long enough on the 9 low pairs to write non-empty questions; parsers kept at
+    # their best validation exact match
+    cfg = DownstreamConfig(**{**TINY.__dict__, "dataset": "webqsp", "low_fraction": 0.9, "generator_epochs": 40,
+                              "parser_epochs": 2, "select_on": "accuracy"})
     metrics = run_downstream(tmp_path / "prep", work, results, cfg, data,
                              rows=["low", "low_synthetic_unfiltered", "low_synthetic_round_trip_token", "full"],
                              log=lambda line: None)
@@ -140,8 +142,13 @@ def test_webqsp_downstream_swaps_topics_among_the_low_queries(tmp_path: Path) ->
     for c in candidates:  # another low query's topic, in a query that is no low query
         seed_id = c["id"].split("~")[0]
         assert seed_id in low_forms and c["header"] is None and c["lf_tokens"] != low_forms[seed_id].src
+    done = json.loads((work / "rows" / "full" / "done.json").read_text())
+    selection = json.loads((work / "rows" / "full" / "selection.json").read_text())
+    assert done["selected_on"] == "validation accuracy" and done["epochs_run"] == len(selection["history"]) == 2
+    assert done["best_epoch"] == selection["best"]["epoch"] and done["valid_lf_em"] == selection["best"]["dev_score"]
     readme = (results / "downstream" / "webqsp" / "README.md").read_text()
     assert readme.startswith("# Downstream: WebQSP parser trained on 90% of the labels")
-    assert "qgen downstream webqsp --prep out/webqsp" in readme and "| low_synthetic_round_trip |" in readme
+    assert "qgen downstream webqsp --prep out/webqsp" in readme and "--select-on accuracy" in readme
+    assert "| low_synthetic_round_trip |" in readme and "selected on the validation split's logical-form exact" in readme
     with pytest.raises(ValueError, match="wikisql or webqsp"):
         DownstreamConfig(dataset="spider")
