@@ -236,7 +236,10 @@ def _train_once(work: Path, name: str, train_pairs: Sequence[Pair], valid_pairs:
     train_cfg = replace(cfg.train_config(epochs, 40 if task == "generate" else PARSE_MAX_TGT_LEN, seed),
                         init_from=init_from)
     metadata = task_metadata(task, [cfg.lf_type], True, TABLE_HEADER if task == "parse" and cfg.reads_header else None)
-    say = lambda line: log(f"[{name}] {line}")  # noqa: E731
+
+    def say(line: str) -> None:
+        log(f"[{name}] {line}")
+
     if task == "parse" and cfg.select_on == "accuracy":
         done = _train_selecting_on_accuracy(out, train_pairs, valid_pairs, model_cfg, train_cfg, metadata, cfg, say)
     else:
@@ -390,6 +393,8 @@ def _default_rule(lf_type: str) -> str:
     from qgen.synth.round_trip import DEFAULT_RULES
 
     return DEFAULT_RULES[lf_type]
+
+
 CURVE_FILTER = "low_synthetic_both"  # the filter the curve rows use
 FINETUNE = "finetune_"  # finetune_<row>: <row>'s parser fine-tuned on the low labels alone
 
