@@ -122,8 +122,9 @@ def downstream_row_task(dataset: str, row: str, config: dict[str, Any], prep: st
 def downstream_flow(dataset: str = "wikisql", rows: Optional[list[str]] = None, low_fraction: float = 0.1,
                     synthetic: int = 4000, curve: Optional[list[int]] = None, parser_epochs: int = 20,
                     generator_epochs: int = 25, hidden: int = 256, embedding: int = 128,
-                    max_seconds: Optional[float] = 1500.0, seed: int = 1, data_dir: Optional[str] = None,
-                    work_dir: str = "out/downstream", results: str = "benchmarks/results") -> list[dict[str, Any]]:
+                    max_seconds: Optional[float] = 1500.0, seed: int = 1, select_on: str = "loss",
+                    data_dir: Optional[str] = None, work_dir: str = "out/downstream",
+                    results: str = "benchmarks/results") -> list[dict[str, Any]]:
     """The downstream benchmark (``qgen downstream``): a parser trained on ``low_fraction`` of ``dataset``'s
     labels, alone and with each filtered qgen corpus, against the whole training split; one task per row,
     then the results README is published."""
@@ -133,7 +134,7 @@ def downstream_flow(dataset: str = "wikisql", rows: Optional[list[str]] = None, 
 
     cfg = DownstreamConfig(dataset=dataset, low_fraction=low_fraction, synthetic=synthetic, seed=seed, hidden=hidden,
                            embedding=embedding, parser_epochs=parser_epochs, generator_epochs=generator_epochs,
-                           max_seconds=max_seconds,
+                           max_seconds=max_seconds, select_on=select_on,
                            **({"curve": tuple(curve)} if curve is not None else {}))
     prep = str(Path(work_dir).resolve() / "prep" / dataset)
     work = str(Path(work_dir).resolve() / dataset)

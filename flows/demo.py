@@ -5,8 +5,8 @@ step is one of the project's flows, run as a subflow: ``qgen-preprocess`` on
 ``data/demo/train_pairs.jsonl``, ``qgen-train`` (a small Copy + Scratchpad model with See et al.'s
 extended-vocabulary copy, on the CPU), and ``qgen-synthesize`` twice: logical forms sampled from
 ``demo_kg.ttl`` and from the demo tables; beside synthesis, ``qgen-train`` again adapts the
-shipped default model to the demo's pairs (``--init-from default``). Without ``PREFECT_API_URL`` the flows report to
-Prefect's embedded server, started for the run and stopped after it.
+shipped default model to the demo's pairs (``--init-from default``). Without ``PREFECT_API_URL``
+the flows report to Prefect's embedded server, started for the run and stopped after it.
 """
 from __future__ import annotations
 
