@@ -41,13 +41,16 @@ import random
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from qgen.data import Pair
 from qgen.model import VARIANTS, ModelConfig
 from qgen.parse import Parser, evaluate_parser, task_metadata
 from qgen.train import TrainConfig, train
 from qgen.version import code_version
+
+if TYPE_CHECKING:  # the samplers import the parsers: only where a corpus is drawn
+    from qgen.samplers import SamplerStats
 
 FILTER_ROWS = ("low_synthetic_unfiltered", "low_synthetic_overcopy", "low_synthetic_round_trip_score",
                "low_synthetic_round_trip_token", "low_synthetic_round_trip_exact", "low_synthetic_both")
@@ -324,7 +327,7 @@ def _synthesize(work: Path, splits: Splits, generator: Path, parser: Path, cfg: 
     return candidates
 
 
-def _draw(splits: Splits, cfg: DownstreamConfig, stats, data_dir: Path | None) -> tuple[list, dict]:
+def _draw(splits: Splits, cfg: DownstreamConfig, stats: SamplerStats, data_dir: Path | None) -> tuple[list, dict]:
     """The synthetic logical forms (``RawExample``) and, for WikiSQL, each one's table header by id."""
     if cfg.dataset == "webqsp":
         from qgen.samplers.seed_substitution import SeedSubstitutionConfig, substitute_among_seeds
