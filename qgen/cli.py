@@ -460,6 +460,8 @@ def downstream(
     parser_header: bool = typer.Option(True, "--parser-header/--question-only",
                                        help="A WikiSQL parser reads the question followed by its table's header, "
                                             "or the question alone."),
+    generator_candidates: int = typer.Option(1, "--generator-candidates", help="The synthetic question is the first of "
+                                              "the generator's N best that passes the faithfulness audit."),
     select_on: str = typer.Option("loss", "--select-on", help="Keep each parser's epoch of lowest validation loss "
                                                               "(loss) or best validation exact match (accuracy)."),
 ) -> None:
@@ -470,7 +472,8 @@ def downstream(
         cfg = DownstreamConfig(low_fraction=low_fraction, synthetic=synthetic,
                                curve=tuple(int(n) for n in curve.split(",") if n.strip()), seed=seed, hidden=hidden,
                                parser_epochs=parser_epochs, generator_epochs=generator_epochs, max_seconds=max_seconds,
-                               parser_header=parser_header, dataset=dataset, select_on=select_on)
+                               parser_header=parser_header, dataset=dataset, select_on=select_on,
+                               generator_candidates=generator_candidates)
     except ValueError as error:
         fail(str(error), 2)
     prep = prep or Path("out") / dataset
@@ -498,6 +501,7 @@ def synthesize(
     seed: int = typer.Option(0, "--seed", help="Seed of the samplers and the generator."),
     max_answers: int = typer.Option(10, "--max-answers", help="Keep sampled queries with 1..K answers."),
     beam: int = typer.Option(4, "--beam", help="Beam size."),
+    candidates: int = typer.Option(1, "--candidates", help=option_help.CANDIDATES),
     shard_size: int = typer.Option(1000, "--shard-size", help="Inputs per Parquet shard."),
     max_overcopy: int = typer.Option(0, "--max-overcopy", help="Excess copies of LF tokens allowed per question."),
     max_repeated_ngrams: int = typer.Option(0, "--max-repeated-ngrams", help="Repeated n-grams (n>=2) allowed."),
@@ -552,7 +556,7 @@ def synthesize(
                                       tuple(sorted(floors.items())) or None)
     try:
         config = SynthesisConfig.build(max_overcopy, max_repeated_ngrams, min_score, round_trip, beam=beam,
-                                       shard_size=shard_size, seed=seed, no_repeat=no_repeat, max_tokens=max_tokens,
+                                       candidates=candidates, shard_size=shard_size, seed=seed, no_repeat=no_repeat, max_tokens=max_tokens,
                                        device=device)
     except ValueError as err:
         fail(str(err), 2)

@@ -82,6 +82,9 @@ class DownstreamConfig:
     parser_epochs: int = 20
     max_seconds: float | None = 1500.0  # per training run (resumable)
     generator_beam: int = 4
+    # N > 1: of the generator's N best questions (the beam widened to N if smaller), the first that passes
+    # the faithfulness audit is the candidate (qgen.synth.generator.QuestionWriter's ``candidates``).
+    generator_candidates: int = 1
     eval_beam: int = 1
     parser_header: bool = True  # a WikiSQL parser reads question + table header (qgen.table_context)
     dataset: str = "wikisql"  # or "webqsp"
@@ -311,7 +314,8 @@ def _synthesize(work: Path, splits: Splits, generator: Path, parser: Path, cfg: 
     records, header_of = _draw(splits, cfg, stats, data_dir)
     timings["sample"] = round(time.perf_counter() - started, 1)
     started = time.perf_counter()
-    writer = QuestionWriter(generator, beam=cfg.generator_beam, device="cpu", batch_size=64)
+    writer = QuestionWriter(generator, beam=max(cfg.generator_beam, cfg.generator_candidates), device="cpu",
+                            batch_size=64, candidates=cfg.generator_candidates)
     results = writer.write(records)
     pairs = [r for r in results if isinstance(r, PairRow)]
     timings["generate"] = round(time.perf_counter() - started, 1)
@@ -488,6 +492,9 @@ def _readme(m: dict) -> str:
              "Every parser (`copynet_extended`) reads " + ("the question followed by its table's header "
              "(`qgen.table_context`)" if header else "the question only") + "; "
              "`finetune_<row>` is `<row>`'s parser trained further on the low labels alone. "
+             + (f"Each synthetic question is the first of the generator's {m['config']['generator_candidates']} best "
+                "that passes the faithfulness audit (else the best). " if m["config"].get("generator_candidates", 1) > 1
+                else "") +
              f"`low_synthetic_round_trip` is the row of the default round-trip rule for {LF_TYPES[dataset].upper()} "
              f"(`{m['round_trip_default_rule']}`). Each parser trains for up to {m['config']['parser_epochs']} epochs "
              f"or {m['config']['max_seconds']} s, whichever ends first (epochs run below), and is selected on "
@@ -525,7 +532,7 @@ def _command(cfg: DownstreamConfig) -> str:
     defaults, options = DownstreamConfig(), []
     names = {"low_fraction": "--low-fraction", "synthetic": "--synthetic", "parser_epochs": "--parser-epochs",
              "generator_epochs": "--generator-epochs", "hidden": "--hidden", "max_seconds": "--max-seconds",
-             "seed": "--seed"}
+             "seed": "--seed", "generator_candidates": "--generator-candidates"}
     for field_name, option in names.items():
         value = getattr(cfg, field_name)
         if value != getattr(defaults, field_name) and value is not None:  # None: no budget, the option unset

@@ -59,13 +59,33 @@ class AuditResult:
 
 def audit_pair(lf_type: str, logical_form: str, lf_tokens: Sequence[str], question: str) -> AuditResult:
     """Audit one pair (``question``: the generated question as text or space-joined tokens)."""
-    words = nl_tokens(question.lower())
+    return _check(_facts(lf_type, logical_form, lf_tokens), logical_form, lf_tokens, question)
+
+
+def first_passing(lf_type: str, logical_form: str, lf_tokens: Sequence[str], questions: Sequence[str]) -> int | None:
+    """The index of the first of ``questions`` (candidates for one logical form, best first) that
+    passes the audit, or None; the logical form is read once for all of them."""
+    facts = _facts(lf_type, logical_form, lf_tokens)
+    return next((i for i, q in enumerate(questions) if _check(facts, logical_form, lf_tokens, q).passed), None)
+
+
+_Facts = tuple[list[list[str]], list[str], list[str]]  # condition values / entity names, comparisons, aggregates
+
+
+def _facts(lf_type: str, logical_form: str, lf_tokens: Sequence[str]) -> _Facts | None:
+    """What the audit checks of a logical form; None for a type it does not audit (MR, dialogue act)."""
     if lf_type == "sql":
-        values, comparisons, aggregates = _sql_facts(logical_form)
-    elif lf_type == "sparql":
-        values, comparisons, aggregates = _sparql_facts([t.lower() for t in lf_tokens])
-    else:
+        return _sql_facts(logical_form)
+    if lf_type == "sparql":
+        return _sparql_facts([t.lower() for t in lf_tokens])
+    return None
+
+
+def _check(facts: _Facts | None, logical_form: str, lf_tokens: Sequence[str], question: str) -> AuditResult:
+    if facts is None:
         return AuditResult(())
+    values, comparisons, aggregates = facts
+    words = nl_tokens(question.lower())
     failures = [f"value {' '.join(v)!r} not in the question" for v in values if v and not _holds(words, v)]
     for op in comparisons:
         failures.extend(_comparison_failure(words, op))
@@ -110,7 +130,7 @@ def _states_aggregate(words: list[str], aggregate: str) -> bool:
     return any(w in lexicon or (len(w) > 4 and w.endswith(suffixes)) for w in words)  # endswith(()) is False
 
 
-def _sql_facts(sql: str) -> tuple[list[list[str]], list[str], list[str]]:
+def _sql_facts(sql: str) -> _Facts:
     import sqlglot
     from sqlglot import exp
 
@@ -135,7 +155,7 @@ def _sql_facts(sql: str) -> tuple[list[list[str]], list[str], list[str]]:
     return values, comparisons, aggregates
 
 
-def _sparql_facts(tokens: list[str]) -> tuple[list[list[str]], list[str], list[str]]:
+def _sparql_facts(tokens: list[str]) -> _Facts:
     prefixes = set(WELL_KNOWN_PREFIXES)
     values: list[list[str]] = []
     for i, token in enumerate(tokens):

@@ -16,6 +16,7 @@ from qgen.synth.round_trip import RoundTripOptions
 @dataclass(frozen=True)
 class SynthesisConfig:
     beam: int = 4
+    candidates: int = 1  # of the beam's best questions, the first that passes the audit is written
     shard_size: int = 1000
     seed: int = 1  # of the samplers' draws and of each shard's generation (torch.manual_seed per shard)
     thresholds: FilterThresholds = field(default_factory=FilterThresholds)  # the over-copy filter
@@ -33,6 +34,8 @@ class SynthesisConfig:
         for name in ("beam", "shard_size", "max_len", "max_src_len"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if not 1 <= self.candidates <= self.beam:
+            raise ValueError(f"candidates must be between 1 and the beam size {self.beam}, got {self.candidates}")
         for name in ("max_tokens", "batch_size"):
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1 (or unset), got {getattr(self, name)}")
@@ -54,7 +57,7 @@ class SynthesisConfig:
         """The ``QuestionWriter`` keyword arguments this configuration sets."""
         return {"beam": self.beam, "alpha": self.alpha, "max_len": self.max_len, "batch_size": self.batch_size,
                 "max_tokens": self.max_tokens, "max_src_len": self.max_src_len, "device": self.device,
-                "tokenize_timeout_s": self.tokenize_timeout_s, "no_repeat": self.no_repeat,
+                "tokenize_timeout_s": self.tokenize_timeout_s, "no_repeat": self.no_repeat, "candidates": self.candidates,
                 "ignore_tokens": self.thresholds.ignore_tokens}
 
     def as_dict(self) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from parsers import tokenize_lf
-from qgen.synth.audit import AuditResult, audit_pair, audit_statistics, merge_audit_statistics
+from qgen.synth.audit import AuditResult, audit_pair, audit_statistics, first_passing, merge_audit_statistics
 
 HEIGHT = "SELECT name FROM lighthouses WHERE region = 'North Shore' AND \"Year lit\" < 1990"
 
@@ -103,3 +103,12 @@ def test_a_comparison_the_query_lacks_fails_unless_the_query_names_it() -> None:
     assert audit_pair("sql", sql, [], "how many ferries built in 2011 are there ?").passed
     named = 'SELECT "Region" FROM "t" WHERE "Below 50% of median income" = \'18.6%\''
     assert audit_pair("sql", named, [], "which region has 18.6 % below 50 % of median income ?").passed
+
+
+def test_first_passing_picks_the_best_candidate_that_passes() -> None:
+    sql = "SELECT name FROM t WHERE keepers > 3"
+    candidates = ["which lighthouse has 3 keepers ?", "which lighthouse has more than 2 keepers ?",
+                  "which lighthouse has more than 3 keepers ?", "which lighthouse has over 3 keepers ?"]
+    assert first_passing("sql", sql, [], candidates) == 2
+    assert first_passing("sql", sql, [], candidates[:2]) is None
+    assert first_passing("mr", "name[x]", [], ["anything"]) == 0  # a type the audit does not read passes

@@ -247,3 +247,13 @@ def test_a_finished_run_is_a_no_op_and_other_settings_or_input_are_refused(setup
     (stray / "pairs" / "part-00000.parquet").write_bytes(b"")
     with pytest.raises(CorpusError, match="no manifest"):
         synthesize(inputs, setup["checkpoint"], stray, CONFIG, log=lambda _: None)
+
+
+def test_candidates_reach_the_writer_the_manifest_and_the_card(setup: dict[str, Path]) -> None:
+    out = setup["root"] / "candidates"
+    manifest = synthesize(read_inputs(setup["inputs"])[:10], setup["checkpoint"], out,
+                          replace(CONFIG, beam=3, candidates=3), log=lambda _: None)
+    assert manifest["settings"]["candidates"] == 3 and manifest["counts"]["inputs"] == 10
+    assert "of its 3 best questions, the first that passes the faithfulness audit" in (out / "README.md").read_text()
+    with pytest.raises(ValueError, match="candidates must be between 1 and the beam size 3, got 4"):
+        replace(CONFIG, beam=3, candidates=4)

@@ -176,3 +176,33 @@ def test_one_logical_form_without_memory_becomes_a_reject(checkpoint: Path, monk
     rows = QuestionWriter(checkpoint, max_tokens=10_000).write([record(1, "oslo"), record(2, "lyon")])
     assert [type(r) for r in rows] == [RejectRow, RejectRow]
     assert all(r.stage == "generate" and r.reason.startswith("OutOfMemoryError") for r in rows)
+
+
+def test_candidates_write_the_first_question_that_passes_the_audit(checkpoint: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Of the beam's N best, the first whose question holds the entity's name; none: the best."""
+    from qgen.decode import Hypothesis
+
+    writer = QuestionWriter(checkpoint, beam=4, candidates=3)
+
+    def hypothesis(question: str, score: float) -> Hypothesis:
+        return Hypothesis(writer.tgt_vocab.encode(question.split()), score, score)
+
+    wrong, right = hypothesis("what is the capital of paris ?", -0.1), hypothesis("what is the capital of bali ?", -0.2)
+    asked: list[int] = []
+
+    def search(model, batch, beam, max_len, alpha, num_return=1, no_repeat=False):
+        asked.append(num_return)
+        return [[wrong, right, wrong][:num_return] for _ in range(len(batch.oovs))]
+
+    monkeypatch.setattr(generator_module, "beam_search", search)
+    [chosen] = writer.write([record(0, "bali")])
+    assert chosen.question == "what is the capital of bali ?" and chosen.score == pytest.approx(-0.2)  # type: ignore[union-attr]
+    [best] = QuestionWriter(checkpoint, beam=4).write([record(0, "bali")])
+    assert best.question == "what is the capital of paris ?" and asked == [3, 1]  # type: ignore[union-attr]
+    [best_passes] = writer.write([record(1, "paris")])
+    assert best_passes.question == "what is the capital of paris ?"  # type: ignore[union-attr]
+    [none_pass] = writer.write([record(2, "nantes")])
+    assert none_pass.question == "what is the capital of paris ?"  # type: ignore[union-attr]
+    with pytest.raises(ValueError, match="candidates must be between 1 and the beam size 2"):
+        QuestionWriter(checkpoint, beam=2, candidates=3)
