@@ -60,7 +60,8 @@ def synthesize_shards_flow(checkpoint: str, out: str, from_file: Optional[str] =
                            data_dir: Optional[str] = None, submit: bool = False,
                            in_flight: int = 32, no_repeat: bool = False,
                            round_trip: Optional[dict[str, Any]] = None,
-                           dedup_against: Optional[list[str]] = None, candidates: int = 1) -> dict[str, Any]:
+                           dedup_against: Optional[list[str]] = None,
+                           candidates: Optional[int] = None) -> dict[str, Any]:
     """The corpus run itself, on whatever task runner the caller gave this flow."""
     from qgen.synth.config import SynthesisConfig
     from qgen.synth.run import synthesize_from_source
@@ -90,7 +91,8 @@ def synthesize_flow(checkpoint: str = "default", out: str = "qgen-out/corpus", f
                     parser: Optional[str] = None, round_trip: bool = True,
                     round_trip_rules: Optional[dict[str, str]] = None, round_trip_k: int = 1,
                     round_trip_threshold: Optional[float] = None,
-                    dedup_against: Optional[list[str]] = None, candidates: int = 1) -> dict[str, Any]:
+                    dedup_against: Optional[list[str]] = None,
+                    candidates: Optional[int] = None) -> dict[str, Any]:
     """Write a (logical form, question) corpus to ``out``; returns its manifest.
 
     ``checkpoint``: a best.pt, an exported model folder, or ``default`` (the model that ships with qgen).
@@ -103,7 +105,8 @@ def synthesize_flow(checkpoint: str = "default", out: str = "qgen-out/corpus", f
     ``seed``: of the samplers and the generator; without one, the run's scheduled time gives it (recorded
     in the manifest), so that scheduled runs over the same source write different corpora.
     ``no_repeat``: decode with no word right after itself.
-    ``candidates``: of the beam's N best questions, write the first that passes the faithfulness audit.
+    ``candidates``: of the beam's N best questions (default: all of the beam), write the first that passes
+    the faithfulness audit; 1: the beam's best.
     ``parser``: the round-trip filter's parser (default: ``../parser/best.pt`` beside the checkpoint's
     folder, where the train flows put it); ``round_trip=False`` turns the filter off.
     ``dedup_against``: corpora, or folders of corpora (earlier scheduled runs), whose logical forms this

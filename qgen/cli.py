@@ -501,7 +501,7 @@ def synthesize(
     seed: int = typer.Option(0, "--seed", help="Seed of the samplers and the generator."),
     max_answers: int = typer.Option(10, "--max-answers", help="Keep sampled queries with 1..K answers."),
     beam: int = typer.Option(4, "--beam", help="Beam size."),
-    candidates: int = typer.Option(1, "--candidates", help=option_help.CANDIDATES),
+    candidates: Optional[int] = typer.Option(None, "--candidates", help=option_help.CANDIDATES),
     shard_size: int = typer.Option(1000, "--shard-size", help="Inputs per Parquet shard."),
     max_overcopy: int = typer.Option(0, "--max-overcopy", help="Excess copies of LF tokens allowed per question."),
     max_repeated_ngrams: int = typer.Option(0, "--max-repeated-ngrams", help="Repeated n-grams (n>=2) allowed."),

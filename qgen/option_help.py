@@ -6,8 +6,9 @@ TEACHER_FORCING = ("Probability that the next decoder input is the gold word (th
                    "another value than 0.5 per step trains into folders suffixed _tf<value>[seq].")
 TEACHER_FORCING_PER = "Toss the teacher-forcing coin per step (default) or once per question: step or sequence."
 NO_REPEAT = "Never decode a word right after itself ('new york york' cannot come out; nor can 'walla walla')."
-CANDIDATES = ("Try the beam's N best questions (N <= --beam) against the faithfulness audit and write the first "
-              "that passes (values, comparison direction, aggregate stated); else the best.")
+CANDIDATES = ("Try the beam's N best questions (N <= --beam; default: the whole beam) against the faithfulness "
+              "audit and write the first that passes (values, comparison direction, aggregate stated), else the "
+              "best; 1: the beam's best.")
 NO_REPEAT_BENCHMARK = (NO_REPEAT + " The results go to <model>_norepeat; with --max-seconds 0 the trained "
                        "checkpoint is only decoded again (else training goes on first).")
 BENCHMARK_SEED = ("Initialisation, batch order, dropout masks and teacher-forcing draws (the validation split "

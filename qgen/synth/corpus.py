@@ -136,8 +136,8 @@ def synthesize(records: Iterable[RawExample], checkpoint: str | Path, out_dir: s
         settings["no_repeat"] = True
     if config.max_tokens is not None:  # as no_repeat
         settings["max_tokens"] = config.max_tokens
-    if config.candidates > 1:  # as no_repeat
-        settings["candidates"] = config.candidates
+    if config.candidate_count > 1:  # as no_repeat
+        settings["candidates"] = config.candidate_count
     if round_trip is not None:  # the parse runs where the generation does
         round_trip = replace(round_trip, device=device_type)
         if not lf_types:  # a file of logical forms: its first readable record's type is checked up front

@@ -257,3 +257,6 @@ def test_candidates_reach_the_writer_the_manifest_and_the_card(setup: dict[str, 
     assert "of its 3 best questions, the first that passes the faithfulness audit" in (out / "README.md").read_text()
     with pytest.raises(ValueError, match="candidates must be between 1 and the beam size 3, got 4"):
         replace(CONFIG, beam=3, candidates=4)
+    # by default the whole beam; 1: the beam's best alone, as before candidates existed
+    assert [SynthesisConfig(beam=b).writer_options()["candidates"] for b in (2, 4)] == [2, 4]
+    assert SynthesisConfig(candidates=1).writer_options()["candidates"] == 1
