@@ -556,8 +556,8 @@ def synthesize(
                                       tuple(sorted(floors.items())) or None)
     try:
         config = SynthesisConfig.build(max_overcopy, max_repeated_ngrams, min_score, round_trip, beam=beam,
-                                       candidates=candidates, shard_size=shard_size, seed=seed, no_repeat=no_repeat, max_tokens=max_tokens,
-                                       device=device)
+                                       candidates=candidates, shard_size=shard_size, seed=seed, no_repeat=no_repeat,
+                                       max_tokens=max_tokens, device=device)
     except ValueError as err:
         fail(str(err), 2)
     if round_trip is not None:
