@@ -254,7 +254,9 @@ def test_candidates_reach_the_writer_the_manifest_and_the_card(setup: dict[str, 
     manifest = synthesize(read_inputs(setup["inputs"])[:10], setup["checkpoint"], out,
                           replace(CONFIG, beam=3, candidates=3), log=lambda _: None)
     assert manifest["settings"]["candidates"] == 3 and manifest["counts"]["inputs"] == 10
-    assert "of its 3 best questions, the first that passes the faithfulness audit" in (out / "README.md").read_text()
+    card = (out / "README.md").read_text()
+    assert "of the 3 best of a beam search of width 3 (length-normalised log-probability, alpha" in card
+    assert "the first that passes the faithfulness audit, else the best" in card
     with pytest.raises(ValueError, match="candidates must be between 1 and the beam size 3, got 4"):
         replace(CONFIG, beam=3, candidates=4)
     # by default the whole beam; 1: the beam's best alone, as before candidates existed
