@@ -22,6 +22,7 @@ import torch
 from qgen.benchmark import dataset_pairs, evaluate_checkpoint
 from qgen.model import VARIANTS
 from qgen.parse import task_metadata
+from qgen.short_relations import short_relation_pairs
 from qgen.train import TrainConfig, train
 from qgen.version import code_version
 
@@ -42,6 +43,8 @@ def train_default(args: argparse.Namespace) -> None:
     # WebQSP-only model of this size needs about 9 passes over it where the mixture stops at about 6.
     repeats = {"webqsp": args.repeat_webqsp, "wikisql": 1}
     train_pairs = [p for name in DATASETS for _ in range(repeats[name]) for p in splits[name][0]]
+    if args.short_relations:  # each WebQSP pair once more with DBpedia-style short relations (qgen.short_relations)
+        train_pairs += short_relation_pairs(splits["webqsp"][0], seed=args.seed)
     valid_pairs = [p for name in DATASETS for p in splits[name][1]]
     model_cfg = replace(VARIANTS[MODEL].model, hidden_size=args.hidden, embedding_dim=args.embedding, num_layers=args.layers,
                         dropout=args.dropout)
@@ -50,6 +53,8 @@ def train_default(args: argparse.Namespace) -> None:
                       max_seconds=args.max_seconds)
     metadata = task_metadata("generate", ["sparql", "sql"], True)
     shown = f", each {args.repeat_webqsp} times an epoch" if args.repeat_webqsp > 1 else ""
+    if args.short_relations:
+        shown += ", and once more with each relation written as a short name under a common prefix (dbo:placeOfBirth)"
     metadata["training_data"] = (f"WebQSP train ({len(splits['webqsp'][0])} pairs{shown}) and the WikiSQL training split "
                                  f"(official test minus a table-disjoint tenth: {len(splits['wikisql'][0])} pairs); "
                                  f"{len(valid_pairs)} held out for validation")
@@ -118,6 +123,8 @@ def main() -> None:
     parser.add_argument("--teacher-forcing", type=float, default=RECIPE["teacher_forcing"])
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--repeat-webqsp", type=int, default=1, help="WebQSP pairs shown this many times an epoch.")
+    parser.add_argument("--short-relations", action="store_true",
+                        help="Show each WebQSP pair once more with its relations as short names (dbo:placeOfBirth).")
     parser.add_argument("--device", default="auto")
     parser.add_argument("--max-seconds", type=float, default=None)
     parser.add_argument("--threads", type=int, default=1)
