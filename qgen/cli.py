@@ -452,6 +452,8 @@ def downstream(
     low_fraction: float = typer.Option(0.1, "--low-fraction", help="Share of the training questions kept as labels."),
     synthetic: int = typer.Option(4000, "--synthetic", help="Synthetic logical forms drawn."),
     curve: str = typer.Option("1000,2000", "--curve", help="Smaller synthetic sizes for the curve rows."),
+    curve_filter: str = typer.Option("both", "--curve-filter", help="The filter of the curve rows: unfiltered, overcopy, "
+                                     "round_trip_score, round_trip_token, round_trip_exact or both."),
     parser_epochs: int = typer.Option(20, "--parser-epochs"),
     generator_epochs: int = typer.Option(25, "--generator-epochs"),
     hidden: int = typer.Option(256, "--hidden"),
@@ -473,7 +475,7 @@ def downstream(
                                curve=tuple(int(n) for n in curve.split(",") if n.strip()), seed=seed, hidden=hidden,
                                parser_epochs=parser_epochs, generator_epochs=generator_epochs, max_seconds=max_seconds,
                                parser_header=parser_header, dataset=dataset, select_on=select_on,
-                               generator_candidates=generator_candidates)
+                               generator_candidates=generator_candidates, curve_filter=f"low_synthetic_{curve_filter}")
     except ValueError as error:
         fail(str(error), 2)
     prep = prep or Path("out") / dataset

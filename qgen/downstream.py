@@ -21,8 +21,8 @@ held out for validation (``qgen.benchmark.wikisql_valid_ids``), reported on the 
    ``low``, ``low_synthetic_unfiltered``, ``_overcopy``, ``_round_trip_score`` / ``_token`` /
    ``_exact`` (each round-trip rule; the report's ``low_synthetic_round_trip`` is the row of the
    default rule for SQL), ``_both`` (over-copy and the default rule), and ``full`` (the whole
-   training split, the ceiling); plus ``curve_<n>`` rows, the ``both`` filter at smaller synthetic
-   sizes, ``finetune_<row>`` rows: a synthetic row's parser trained further on ``low`` alone (pre-training
+   training split, the ceiling); plus ``curve_<n>`` rows, one filter (``curve_filter``, by default
+   ``both``) on the first ``n`` synthetic candidates, ``finetune_<row>`` rows: a synthetic row's parser trained further on ``low`` alone (pre-training
    on the mixture, then fine-tuning on the real labels, so the real pairs have the last word), and
    ``<row>_seed<n>`` rows: a row's parser trained again with another seed (same split, same synthetic
    set), which measures the run-to-run spread the differences must exceed.
@@ -71,6 +71,7 @@ class DownstreamConfig:
     low_fraction: float = 0.1
     synthetic: int = 4000  # candidate logical forms drawn (the largest synthetic size)
     curve: tuple[int, ...] = (1000, 2000)  # smaller synthetic sizes for the best filter
+    curve_filter: str = "low_synthetic_both"  # the filter row whose rule the curve rows apply
     seed: int = 1
     hidden: int = 256
     embedding: int = 128
@@ -95,6 +96,8 @@ class DownstreamConfig:
     def __post_init__(self) -> None:
         if self.dataset not in LF_TYPES:
             raise ValueError(f"the downstream benchmark runs on {' or '.join(LF_TYPES)}, got {self.dataset!r}")
+        if self.curve_filter not in FILTER_ROWS:
+            raise ValueError(f"curve_filter must be one of {', '.join(FILTER_ROWS)}, got {self.curve_filter!r}")
         if self.select_on not in SELECT_ON:
             raise ValueError(f"select_on must be {' or '.join(SELECT_ON)}, got {self.select_on!r}")
 
@@ -402,7 +405,6 @@ def _default_rule(lf_type: str) -> str:
     return DEFAULT_RULES[lf_type]
 
 
-CURVE_FILTER = "low_synthetic_both"  # the filter the curve rows use
 FINETUNE = "finetune_"  # finetune_<row>: <row>'s parser fine-tuned on the low labels alone
 
 
@@ -414,7 +416,7 @@ def _row_training_set(row: str, splits: Splits, work: Path, cfg: DownstreamConfi
     candidates = [json.loads(line) for line in (work / "synthetic.jsonl").read_text().splitlines()]
     keeps = keep_rules(cfg.lf_type)
     if row.startswith("curve_"):
-        candidates, keep = candidates[: int(row.split("_")[1])], keeps[CURVE_FILTER]
+        candidates, keep = candidates[: int(row.split("_")[1])], keeps[cfg.curve_filter]
     else:
         keep = keeps[row]
     synthetic = [Pair(c["id"], _parser_question(c, cfg.reads_header), c["lf_tokens"], c["id"])
@@ -445,7 +447,7 @@ def write_report(work: Path, results_dir: str | Path, cfg: DownstreamConfig, spl
         audit[name] = sum(not c["audit"] for c in kept) / len(kept) if kept else None
     for name in rows:
         if name.startswith("curve_"):
-            kept = [c for c in candidates[: int(name.split("_")[1])] if keeps[CURVE_FILTER](c)]
+            kept = [c for c in candidates[: int(name.split("_")[1])] if keeps[cfg.curve_filter](c)]
             sizes[name] = len(kept)
             audit[name] = sum(not c["audit"] for c in kept) / len(kept) if kept else None
     low_ids = {p.id for p in splits.low}
@@ -543,6 +545,8 @@ def _command(cfg: DownstreamConfig) -> str:
         options.append("--question-only")
     if cfg.select_on != defaults.select_on:
         options.append(f"--select-on {cfg.select_on}")
+    if cfg.curve_filter != defaults.curve_filter:
+        options.append(f"--curve-filter {cfg.curve_filter.removeprefix('low_synthetic_')}")
     return " ".join([f"qgen downstream {cfg.dataset} --prep out/{cfg.dataset}", *options])
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,17 @@ def test_downstream_rows_report_and_settings(tmp_path: Path) -> None:
     (synthetic,) = _row_training_set("low_synthetic_unfiltered", splits, other, TINY)[len(splits.low):]
     assert synthetic.src == ["who", "wears", "42", "?", SCHEMA_MARK, "<col>", "player", "<col>", "no", "."]
     assert synthetic.tgt == ["select", "player"]
+    # a curve row applies ``curve_filter``'s rule to the first n candidates
+    verdicts = [(True, False), (False, True), (True, True)]  # (score_keep, overcopy_keep) of s1, s2, s3
+    (other / "synthetic.jsonl").write_text("".join(json.dumps(
+        {"id": f"s{i}", "question": "who ?", "header": ["Player"], "lf_tokens": ["select", "player"],
+         "score_keep": score, "overcopy_keep": overcopy}) + "\n" for i, (score, overcopy) in enumerate(verdicts, 1)))
+    by_score = replace(TINY, curve_filter="low_synthetic_round_trip_score")
+    assert [p.id for p in _row_training_set("curve_2", splits, other, by_score)[len(splits.low):]] == ["s1"]
+    assert [p.id for p in _row_training_set("curve_3", splits, other, replace(TINY, curve_filter="low_synthetic_overcopy"))
+            [len(splits.low):]] == ["s2", "s3"]
+    with pytest.raises(ValueError, match="curve_filter must be one of"):
+        replace(TINY, curve_filter="score")
     parser = work / "rows" / "low" / "best.pt"  # reads question + table header, so synthesis cannot use it
     assert Parser.load(parser).input_context == TABLE_HEADER and SCHEMA_MARK in Parser.load(parser).src_vocab.stoi
     with pytest.raises(RoundTripSetupError, match="reads each question with its table header"):
