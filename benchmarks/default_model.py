@@ -22,7 +22,7 @@ import torch
 from qgen.benchmark import dataset_pairs, evaluate_checkpoint
 from qgen.model import VARIANTS
 from qgen.parse import task_metadata
-from qgen.short_relations import short_relation_pairs
+from qgen.short_relations import entity_query_pairs, short_relation_pairs
 from qgen.train import TrainConfig, train
 from qgen.version import code_version
 
@@ -45,6 +45,8 @@ def train_default(args: argparse.Namespace) -> None:
     train_pairs = [p for name in DATASETS for _ in range(repeats[name]) for p in splits[name][0]]
     if args.short_relations:  # each WebQSP pair once more with DBpedia-style short relations (qgen.short_relations)
         train_pairs += short_relation_pairs(splits["webqsp"][0], seed=args.seed)
+    if args.entity_queries:  # WikiSQL's one-hop queries once more as SPARQL entity queries (qgen.short_relations)
+        train_pairs += entity_query_pairs(splits["wikisql"][0], seed=args.seed)
     valid_pairs = [p for name in DATASETS for p in splits[name][1]]
     model_cfg = replace(VARIANTS[MODEL].model, hidden_size=args.hidden, embedding_dim=args.embedding, num_layers=args.layers,
                         dropout=args.dropout)
@@ -55,8 +57,9 @@ def train_default(args: argparse.Namespace) -> None:
     shown = f", each {args.repeat_webqsp} times an epoch" if args.repeat_webqsp > 1 else ""
     if args.short_relations:
         shown += ", and once more with each relation written as a short name under a common prefix (dbo:placeOfBirth)"
+    entity = "; its one-hop queries once more as SPARQL entity queries" if args.entity_queries else ""
     metadata["training_data"] = (f"WebQSP train ({len(splits['webqsp'][0])} pairs{shown}) and the WikiSQL training split "
-                                 f"(official test minus a table-disjoint tenth: {len(splits['wikisql'][0])} pairs); "
+                                 f"(official test minus a table-disjoint tenth: {len(splits['wikisql'][0])} pairs{entity}); "
                                  f"{len(valid_pairs)} held out for validation")
     torch.set_num_threads(args.threads)
     result = train(train_pairs, valid_pairs, model_cfg, cfg, args.out, print, metadata)
@@ -124,7 +127,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--repeat-webqsp", type=int, default=1, help="WebQSP pairs shown this many times an epoch.")
     parser.add_argument("--short-relations", action="store_true",
-                        help="Show each WebQSP pair once more with its relations as short names (dbo:placeOfBirth).")
+                          help="Show each WebQSP pair once more with its relations as short names (dbo:placeOfBirth).")
+    parser.add_argument("--entity-queries", action="store_true",
+                        help="Show WikiSQL's one-hop queries once more as SPARQL entity queries (dbr:X dbo:col ?x).")
     parser.add_argument("--device", default="auto")
     parser.add_argument("--max-seconds", type=float, default=None)
     parser.add_argument("--threads", type=int, default=1)

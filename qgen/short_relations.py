@@ -1,5 +1,5 @@
-"""WebQSP pairs written as a user of another knowledge base writes a query: short relation names, no
-boilerplate filters.
+"""Pairs written as a user of another knowledge base writes a query: short relation names, no
+boilerplate filters (from WebQSP), and one-hop entity queries (from WikiSQL).
 
 WebQSP writes a relation as a Freebase path (``ns:people.person.place_of_birth``, tokens ``ns people .
 person . place _ of _ birth``); DBpedia and schema.org write one short local name under a prefix
@@ -12,6 +12,15 @@ the question (``FILTER (?x != <topic>)`` and the isLiteral/lang filter), which h
 lack; the rewritten pair drops them, and ``DISTINCT`` half of the time. The tokens are those the
 tokenizer gives the rewritten query (``tests/qgen/test_short_relations.py`` checks this against the
 real parser).
+
+WebQSP's questions rarely repeat their relation's words, so the model above learns to read a short
+relation but seldom to say it ("what type of berlin did berlin offer ?" for ``dbo:leader``). WikiSQL's
+questions name their selected column most of the time, and its simplest queries are one-hop entity
+queries: ``SELECT nationality WHERE player = 'terrence ross'`` asks for the ``nationality`` of the
+entity ``terrence ross``. Written as ``SELECT ?x WHERE { ent: terrence ross dbo nationality ?x }`` with
+the same question, they teach the model to say a relation it reads. Only queries without an
+aggregate and with one equality on a value with letters qualify; the condition's column is dropped
+(it names the entity's type, which the question rarely says).
 """
 from __future__ import annotations
 
@@ -94,4 +103,37 @@ def short_relation_pairs(pairs: Sequence[Pair], seed: int = 1) -> list[Pair]:
         short = drop_boilerplate(shorten_relations(pair.src, rng), drop_distinct=rng.random() < 0.5)
         if short != list(pair.src):
             out.append(Pair(f"{pair.id}#short", short, list(pair.tgt), pair.group))
+    return out
+
+
+def entity_query_tokens(sql: Sequence[str], prefix: str) -> list[str] | None:
+    """``select nationality from table where player = ' terrence ross '`` -> ``select ? x where { ent:
+    terrence ross dbo nationality ? x }``; None where the query is not a one-hop entity query (an
+    aggregate, several conditions, another operator, a value without letters)."""
+    tokens = list(sql)
+    if tokens[:1] != ["select"] or "from" not in tokens or "where" not in tokens:
+        return None
+    column = tokens[1:tokens.index("from")]
+    condition = tokens[tokens.index("where") + 1:]
+    if "(" in column or "=" not in condition or condition[-1:] != ["'"]:
+        return None
+    value = condition[condition.index("=") + 1:]
+    if value[:1] != ["'"] or "'" in value[1:-1]:  # another condition follows the first value
+        return None
+    words = [t for t in column if t.isalnum()]
+    entity = value[1:-1]
+    if not words or not any(ch.isalpha() for t in entity for ch in t):
+        return None
+    return ["select", "?", "x", "where", "{", "ent:", *entity, prefix, *words, "?", "x", "}"]
+
+
+def entity_query_pairs(pairs: Sequence[Pair], seed: int = 1) -> list[Pair]:
+    """The one-hop entity queries among WikiSQL pairs, written as SPARQL (``<id>#entity``; the same
+    question and group); the other pairs are left out."""
+    rng = random.Random(seed)
+    out = []
+    for pair in pairs:
+        tokens = entity_query_tokens(pair.src, rng.choice(SHORT_PREFIXES))
+        if tokens is not None:
+            out.append(Pair(f"{pair.id}#entity", tokens, list(pair.tgt), pair.group))
     return out

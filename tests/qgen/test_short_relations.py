@@ -5,7 +5,13 @@ import random
 
 from parsers.sparql.tokenize import tokenize_sparql
 from qgen.data import Pair
-from qgen.short_relations import drop_boilerplate, short_relation_pairs, shorten_relations
+from qgen.short_relations import (
+    drop_boilerplate,
+    entity_query_pairs,
+    entity_query_tokens,
+    short_relation_pairs,
+    shorten_relations,
+)
 
 FILTERS = "FILTER (?x != ns:m.03st9j) FILTER (!isLiteral(?x) OR lang(?x) = '' OR langMatches(lang(?x), 'en')) "
 FREEBASE = ("PREFIX ns: <http://rdf.freebase.com/ns/> SELECT DISTINCT ?x WHERE { " + FILTERS +
@@ -48,3 +54,17 @@ def test_pairs_with_nothing_to_rewrite_are_left_out_and_ids_say_short() -> None:
     [short] = short_relation_pairs([with_relation, without], seed=3)
     assert short.id == "q1#short" and short.group == "g1" and short.tgt == with_relation.tgt
     assert short.src[short.src.index("containedby") - 1] in {"dbo", "dbp", "schema", "foaf", "ex", "prop", "onto", "kb"}
+
+
+def test_one_hop_sql_becomes_the_entity_query_the_tokenizer_reads() -> None:
+    sql = "select nationality from table where player = ' terrence ross '".split()
+    expected = tokens("SELECT ?x WHERE { dbr:Terrence_Ross dbo:nationality ?x }")
+    assert entity_query_tokens(sql, "dbo") == expected
+    for other in ("select count ( no ) from table where player = ' jalen rose '",  # an aggregate
+                  "select round from table where circuit = ' assen ' and year = ' 1990 '",  # two conditions
+                  "select date from table where season > ' 1990 '",  # another operator
+                  "select club from table where years = ' 1995-96 '"):  # no entity: a value without letters
+        assert entity_query_tokens(other.split(), "dbo") is None, other
+    [pair] = entity_query_pairs([Pair("w1", sql, ["what", "nationality", "?"], "t1"),
+                                 Pair("w2", "select date from table where season > ' 1990 '".split(), ["when"], "t2")])
+    assert pair.id == "w1#entity" and pair.tgt == ["what", "nationality", "?"] and pair.group == "t1"
