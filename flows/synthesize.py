@@ -118,7 +118,7 @@ def synthesize_flow(checkpoint: str = "default", out: str = "qgen-out/corpus", f
     checkpoint = str(resolve_model(checkpoint))
     parser = (parser or default_parser(checkpoint)) if round_trip else None
     trip = ({"checkpoint": str(parser), "rules": tuple(sorted((round_trip_rules or {}).items())), "k": round_trip_k,
-             "threshold": round_trip_threshold} if parser else None)
+             "threshold": round_trip_threshold, "tables": tuple(from_tables or ())} if parser else None)
     out = str(Path(run_folder(out)).resolve())
     seed = run_seed(seed)
     runner = dask_task_runner(dask_address, dask_workers)

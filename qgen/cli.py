@@ -515,8 +515,10 @@ def synthesize(
                                                                  "checkpoint's folder when there is one."),
     no_round_trip: bool = typer.Option(False, "--no-round-trip", help="No round-trip filter, even with a parser."),
     round_trip_rule: List[str] = typer.Option([], "--round-trip-rule", help="TYPE=RULE (repeatable), RULE exact, "
-                                                                             "score or token; default sparql=token, "
-                                                                             "sql=exact."),
+                                                                             "score, token or answers (sql with "
+                                                                             "--from-tables: a parse that runs to "
+                                                                             "the same answers counts); default "
+                                                                             "sparql=token, sql=exact."),
     round_trip_k: int = typer.Option(1, "--round-trip-k", help="Rule exact: a match among the K best parses."),
     device: str = typer.Option("auto", "--device", help=option_help.DEVICE),
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=1,
@@ -555,7 +557,7 @@ def synthesize(
             except ValueError:
                 fail(f"--round-trip-threshold expects RULE=FLOOR with a number, got {rule}={value!r}", 2)
         round_trip = RoundTripOptions(str(parser), tuple(sorted(rules.items())), round_trip_k,
-                                      tuple(sorted(floors.items())) or None)
+                                      tuple(sorted(floors.items())) or None, tables=tuple(map(str, from_tables)))
     try:
         config = SynthesisConfig.build(max_overcopy, max_repeated_ngrams, min_score, round_trip, beam=beam,
                                        candidates=candidates, shard_size=shard_size, seed=seed, no_repeat=no_repeat,

@@ -161,7 +161,7 @@ class TableSampler(Sampler):
             rows = run_sql(self.conn, sql, self.config.timeout_s, max_rows=self.config.max_answers + 1)
         except LogicalFormError as error:
             return self._outcome(outcome_of(error))
-        answers = [_text(r[0]) for r in rows if r and r[0] is not None and not (spec[1] == "COUNT" and r[0] == 0)]
+        answers = answers_of_rows(rows, spec[1])
         if not answers:
             return self._outcome("no_answer")
         if len(answers) > self.config.max_answers:
@@ -199,13 +199,34 @@ class TableSampler(Sampler):
 
 def build_sql(table: TableInfo, sel: int, agg: str, conds: list[tuple[int, str, Any]]) -> str:
     """The SQLite text of one WikiSQL-shaped query, built with sqlglot (identifiers always quoted)."""
-    def column(i: int) -> exp.Column:
-        return exp.Column(this=exp.to_identifier(table.columns[i], quoted=True))
+    selected: exp.Expression = _AGGREGATES[agg](this=_column(table, sel)) if agg else _column(table, sel)
+    return _query(table, selected, conds)
 
-    selected: exp.Expression = _AGGREGATES[agg](this=column(sel)) if agg else column(sel)
+
+def build_rows_sql(table: TableInfo, conds: list[tuple[int, str, Any]]) -> str:
+    """The SQLite text that lists the rowids of the rows a query's conditions select."""
+    return _query(table, exp.column("rowid"), conds)
+
+
+def _column(table: TableInfo, i: int) -> exp.Column:
+    return exp.Column(this=exp.to_identifier(table.columns[i], quoted=True))
+
+
+def _query(table: TableInfo, selected: exp.Expression, conds: list[tuple[int, str, Any]]) -> str:
     query = exp.select(selected).from_(exp.Table(this=exp.to_identifier(table.name, quoted=True)))
-    where = [_OPERATORS[op](this=column(i), expression=_literal(v)) for i, op, v in conds]
+    where = [_OPERATORS[op](this=_column(table, i), expression=_literal(v)) for i, op, v in conds]
     return query.where(exp.and_(*where)).sql(dialect="sqlite") if where else query.sql(dialect="sqlite")
+
+
+def answers_of_rows(rows: list[tuple], agg: str) -> list[str]:
+    """A query's answers as the corpus keeps them: the first column's values as text, without NULLs
+    (and without a COUNT of 0, which answers nothing)."""
+    return [_text(r[0]) for r in rows if r and r[0] is not None and not (agg == "COUNT" and r[0] == 0)]
+
+
+def literal_sql(value: Any) -> str:
+    """A condition value as the sampler writes it into a query (SQLite text)."""
+    return _literal(value).sql(dialect="sqlite")
 
 
 def _literal(value: Any) -> exp.Literal:

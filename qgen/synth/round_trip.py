@@ -14,11 +14,15 @@ pair by one rule, chosen per logical-form type and recorded in the dataset card:
   that drops a constraint's name or inverts a comparison makes one or two tokens of a long query
   improbable, which the mean over 60 tokens hides and the minimum shows.
 
+- ``answers`` (SQL over tables): as ``exact``, and a parse also counts when it runs on the input's
+  table to the input's answers over the same rows (``qgen.synth.answer_check``); the tables are
+  those the run samples from (``--from-tables``). A pair whose input has no answers, or a run
+  without tables, is judged by ``exact`` alone. SPARQL parses are not executed (entity names stand for the entity ids in the
+  model's tokens, so a parse cannot be turned back into a query over the graph in general).
+
 Exact parsing of long SPARQL is rare for a small parser, so an exact-only rule would reject nearly
 every SPARQL pair; ``DEFAULT_RULES`` holds the rule per type chosen from the audit and the
-downstream figures (see ``benchmarks/results/downstream`` and the comment above it). An answer-equivalence rule (execute the parse, compare answers)
-is not offered: parses are lowercased model tokens, which cannot be turned back into an executable
-query in general.
+downstream figures (see ``benchmarks/results/downstream`` and the comment above it).
 
 A question the parser cannot parse is a ``round_trip`` reject with an empty parse, never an error.
 """
@@ -33,7 +37,8 @@ import torch
 from qgen.lf_canonical import same_logical_form
 from qgen.parse import Parser
 
-RULES = ("exact", "score", "token")
+RULES = ("exact", "score", "token", "answers")
+EXECUTABLE = {"answers": ("sql",)}  # the rules that run parses, and on which logical forms
 _AGGREGATE = {"score": "mean", "token": "min"}
 _CALIBRATION_KEY = {"score": "threshold", "token": "threshold_min"}
 # Measured (benchmarks/README.md, "Downstream and round trip"). SPARQL: on the demo graph corpus the
@@ -83,6 +88,9 @@ class RoundTripVerdict:
             what = "log p(lf | question)" if self.rule == "score" else "least probable token's log p"
             return (f"round_trip: rule {self.rule}, {what} {self.score:.4f} below {threshold:.4f}; "
                     f"parse: {self.parse!r}")
+        if self.rule == "answers":
+            return (f"round_trip: rule answers, no parse matches the logical form or its answers; "
+                    f"parse: {self.parse!r}")
         return f"round_trip: rule exact, no parse matches the logical form; parse: {self.parse!r}"
 
 
@@ -91,15 +99,25 @@ class RoundTripFilter:
 
     def __init__(self, checkpoint: str | Path, rules: Mapping[str, str] | None = None, k: int = 1, beam: int = 4,
                  threshold: float | Mapping[str, float] | None = None, device: str | torch.device = "cpu",
-                 batch_size: int = 64) -> None:
+                 batch_size: int = 64, tables: Sequence[str | Path] = ()) -> None:
         """``threshold``: one number for every scoring rule, or per rule (``{"token": -6.5}``); a rule
-        without one uses the parser's calibration."""
+        without one uses the parser's calibration. ``tables``: the tables the inputs were sampled
+        from (CSV/Parquet files or one SQLite database), on which the ``answers`` rule runs parses."""
         self.checkpoint = str(checkpoint)
         self.parser = Parser.load(checkpoint, device, batch_size=batch_size)
         self.rules = {**DEFAULT_RULES, **(rules or {})}
         bad = {t: r for t, r in self.rules.items() if r not in RULES}
         if bad:
             raise RoundTripSetupError(f"round-trip rule must be one of {', '.join(RULES)}, got {bad}")
+        misplaced = {t: r for t, r in self.rules.items() if r in EXECUTABLE and t not in EXECUTABLE[r]}
+        if misplaced:
+            raise RoundTripSetupError(f"round-trip rule answers runs SQL parses only, got {misplaced}")
+        self.tables = [str(t) for t in tables]
+        self.executor = None
+        if self.tables and "answers" in self.rules.values():
+            from qgen.synth.answer_check import TableAnswers
+
+            self.executor = TableAnswers.from_paths(self.tables)
         if k < 1 or beam < 1:
             raise RoundTripSetupError("--round-trip-k and the parser's beam must be >= 1")
         self.k, self.beam = k, max(beam, k)
@@ -141,22 +159,30 @@ class RoundTripFilter:
         """What the dataset card records."""
         return {"parser": self.checkpoint, "rules": dict(self.rules), "k": self.k, "beam": self.beam,
                 "threshold": self.threshold, "thresholds": dict(self.thresholds),
-                "calibration": self.parser.payload.get("round_trip")}
+                "calibration": self.parser.payload.get("round_trip"),
+                # only where a rule runs parses, so that corpora begun before the answers rule still resume
+                **({"tables": list(self.tables)} if self.executor is not None else {})}
 
-    def judge(self, lf_type: str, questions: Sequence[Sequence[str]], lfs: Sequence[Sequence[str]]) -> list[RoundTripVerdict]:
+    def judge(self, lf_type: str, questions: Sequence[Sequence[str]], lfs: Sequence[Sequence[str]],
+              answers: Sequence[Sequence[str]] | None = None) -> list[RoundTripVerdict]:
         """One verdict per (question tokens, LF tokens) pair of one logical-form type; a logical form
-        longer than the parser writes is rejected as such (rule ``too_long``), not scored truncated."""
+        longer than the parser writes is rejected as such (rule ``too_long``), not scored truncated.
+        ``answers``: each input's answers, where it came with them (the ``answers`` rule)."""
         if not questions:
             return []
         fits = [i for i, lf in enumerate(lfs) if len(lf) < self.parser.max_len]
         if len(fits) < len(lfs):
-            judged = dict(zip(fits, self.judge(lf_type, [questions[i] for i in fits], [lfs[i] for i in fits])))
+            judged = dict(zip(fits, self.judge(lf_type, [questions[i] for i in fits], [lfs[i] for i in fits],
+                                               [answers[i] for i in fits] if answers is not None else None)))
             return [judged.get(i, RoundTripVerdict(False, "too_long", float("nan"), "")) for i in range(len(lfs))]
         rule = self.rules.get(lf_type, "score")
-        if rule == "exact":
+        if rule in ("exact", "answers"):
             out = []
-            for found, lf in zip(self.parser.parse(questions, beam=self.beam, k=self.k), lfs):
+            parses = self.parser.parse(questions, beam=self.beam, k=self.k)
+            for i, (found, lf) in enumerate(zip(parses, lfs)):
                 hit = any(same_logical_form(tokens, lf, lf_type) for tokens, _ in found)
+                if not hit and rule == "answers" and answers is not None:
+                    hit = self._same_answers(found, lf, answers[i])
                 shown = " ".join(found[0][0]) if found else ""
                 out.append(RoundTripVerdict(hit, rule, found[0][1] if found else float("-inf"), shown))
             return out
@@ -169,6 +195,14 @@ class RoundTripFilter:
                 for i, s in enumerate(scores)]
 
 
+    def _same_answers(self, found: Sequence[tuple[list[str], float]], lf: Sequence[str],
+                      expected: Sequence[str]) -> bool:
+        """Whether a parse among ``found`` denotes what the logical form does (``qgen.synth.answer_check``)."""
+        if self.executor is None or not expected:
+            return False
+        return any(self.executor.answer_equivalent(tokens, lf, expected) for tokens, _ in found)
+
+
 @dataclass(frozen=True)
 class RoundTripOptions:
     """What a shard needs to build its ``RoundTripFilter`` on any process (picklable)."""
@@ -178,17 +212,20 @@ class RoundTripOptions:
     k: int = 1
     threshold: float | tuple[tuple[str, float], ...] | None = None  # one number, or (rule, value) pairs
     device: str = "cpu"  # the generator's device: the parse is one more batched search beside it
+    tables: tuple[str, ...] = ()  # the run's tables (--from-tables), on which the answers rule runs parses
 
     def __post_init__(self) -> None:  # rules as hashable pairs, whatever the caller passed (a dict, lists)
         rules = self.rules.items() if isinstance(self.rules, dict) else self.rules
         object.__setattr__(self, "rules", tuple(sorted((str(t), str(r)) for t, r in rules)))
+        object.__setattr__(self, "tables", tuple(str(t) for t in self.tables))
         if isinstance(self.threshold, (dict, list, tuple)):
             pairs = self.threshold.items() if isinstance(self.threshold, dict) else self.threshold
             object.__setattr__(self, "threshold", tuple(sorted((str(r), float(v)) for r, v in pairs)))
 
     def build(self) -> RoundTripFilter:
         threshold = dict(self.threshold) if isinstance(self.threshold, tuple) else self.threshold
-        return RoundTripFilter(self.checkpoint, dict(self.rules), k=self.k, threshold=threshold, device=self.device)
+        return RoundTripFilter(self.checkpoint, dict(self.rules), k=self.k, threshold=threshold, device=self.device,
+                               tables=self.tables)
 
 
 _filters: dict[RoundTripOptions, RoundTripFilter] = {}  # per process: the last parser loaded
@@ -215,7 +252,7 @@ def judge_pairs(judge: RoundTripFilter, pairs: Sequence[Any]) -> list[RoundTripV
             continue
         try:
             found = judge.judge(lf_type, [pairs[i].question.split() for i in indices],
-                                [pairs[i].lf_tokens for i in indices])
+                                [pairs[i].lf_tokens for i in indices], [pairs[i].answers for i in indices])
         except Exception as err:  # e.g. out of memory: these pairs become rejects, the run goes on
             reason = " ".join(f"{type(err).__name__}: {err}".split())
             found = [RoundTripVerdict(False, "error", float("nan"), reason) for _ in indices]

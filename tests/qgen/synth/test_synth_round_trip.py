@@ -90,8 +90,8 @@ def test_a_parser_for_other_logical_forms_or_preprocessing_is_refused(parser_che
 
 
 def test_bad_settings_are_refused(parser_checkpoint: Path, tmp_path: Path) -> None:
-    with pytest.raises(RoundTripSetupError, match="must be one of exact, score"):
-        RoundTripFilter(parser_checkpoint, rules={"sparql": "answers"})
+    with pytest.raises(RoundTripSetupError, match="must be one of exact, score, token, answers"):
+        RoundTripFilter(parser_checkpoint, rules={"sparql": "execute"})
     with pytest.raises(RoundTripSetupError, match=">= 1"):
         RoundTripFilter(parser_checkpoint, k=0)
     uncalibrated = train_tiny_parser(tmp_path / "uncalibrated", epochs=1, calibrated=False)

@@ -1,0 +1,112 @@
+"""The round trip's answers rule: a parse is turned back into a query over the sampled tables and
+counts when it selects the same rows and runs to the input's answers; the rule keeps what exact
+keeps, and no more where the input has no answers or the run has no tables."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tiny_parser import train_tiny_parser
+
+from parsers import tokenize_lf
+from qgen.samplers.tables import TableSampler
+from qgen.synth.answer_check import TableAnswers, value_tokens
+from qgen.synth.round_trip import RoundTripFilter, RoundTripOptions, RoundTripSetupError, judge_pairs
+from qgen.synth.schema import PairRow
+
+DEMO = Path(__file__).resolve().parents[3] / "data" / "demo"
+TABLES = [str(DEMO / "ferries.csv"), str(DEMO / "festivals.csv")]
+ANSWERS = {"sql": "answers"}
+COUNT_LANTERN = "SELECT COUNT(\"Visitors\") FROM \"festivals\" WHERE \"Festival\" = 'Lantern Night'"
+
+
+def tokens(sql: str) -> list[str]:
+    return tokenize_lf(sql, "sql").tokens
+
+
+@pytest.fixture(scope="module")
+def tables() -> TableAnswers:
+    return TableAnswers.from_paths(TABLES)
+
+
+@pytest.fixture(scope="module")
+def parser_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return train_tiny_parser(tmp_path_factory.mktemp("parser"), epochs=1)
+
+
+def test_every_sampled_query_runs_back_to_its_own_answers(tables: TableAnswers) -> None:
+    records = list(TableSampler.from_files(TABLES).sample(120))
+    assert len(records) > 100
+    for record in records:
+        found = tables.denotation(tokens(record.logical_form))
+        assert found is not None and found.answers == tuple(sorted(record.answers)), record.logical_form
+        assert tables.answer_equivalent(tokens(record.logical_form), tokens(record.logical_form), record.answers)
+
+
+def test_parses_are_run_by_their_tokens(tables: TableAnswers) -> None:
+    visitors = tables.denotation(tokens(COUNT_LANTERN))
+    month = tables.denotation("select count ( month ) from festivals where festival = ' lantern night '".split())
+    other = tables.denotation("select count ( month ) from festivals where festival = ' harbour jazz days '".split())
+    assert visitors == month and visitors.answers == ("1",)  # another column counted over the same row
+    assert other.answers == ("1",) and other != visitors  # the same count over another row
+    before = tables.denotation(tokens('SELECT "Festival" FROM "festivals" WHERE "First held" < 1960'))
+    after = tables.denotation(tokens('SELECT "Festival" FROM "festivals" WHERE "First held" > 1960'))
+    assert "Lantern Night" in before.answers and "Lantern Night" not in after.answers  # first held 1952
+    port = tables.denotation(tokens('SELECT "Home port" FROM "ferries" WHERE "Ferry" = \'Grey Heron\''))
+    assert port.answers == ("Port Maren",) and port.table == "ferries" and len(port.rows) == 1
+    # what cannot be run denotes nothing: an unknown column, value or table, no WikiSQL shape, no number
+    for parse in ("select count ( budget ) from festivals", "select city from festivals where festival = ' nowhere '",
+                  "select city from concerts", "select", "select city from festivals where visitors > many"):
+        assert tables.denotation(parse.split()) is None, parse
+    assert value_tokens("Port Maren") == "port maren" and value_tokens(1990) == "1990"
+
+
+def test_equivalence_needs_the_inputs_own_answers(tables: TableAnswers) -> None:
+    lf = tokens(COUNT_LANTERN)
+    assert tables.answer_equivalent(lf, lf, ["1"])
+    assert not tables.answer_equivalent(lf, lf, [])  # an input without answers
+    assert not tables.answer_equivalent(lf, lf, ["2"])  # tables other than those it was sampled from
+
+
+def test_answers_rule_keeps_answer_equivalent_parses(parser_checkpoint: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lf = tokens(COUNT_LANTERN)
+    equivalent = "select count ( month ) from festivals where festival = ' lantern night '".split()
+    other_row = "select count ( month ) from festivals where festival = ' harbour jazz days '".split()
+    other_table = "select count ( ferry ) from ferries where ferry = ' grey heron '".split()
+    ranked = {"a": [(equivalent, -0.5)], "b": [(other_row, -0.4)], "c": [(other_table, -0.3)], "d": [(lf, -0.2)]}
+
+    def fake_parse(questions, beam=4, k=1):
+        return [ranked[q[0]][:k] for q in questions]
+
+    judge = RoundTripFilter(parser_checkpoint, rules=ANSWERS, tables=TABLES)
+    monkeypatch.setattr(judge.parser, "parse", fake_parse)
+    questions = [["a"], ["b"], ["c"], ["d"], ["a"]]
+    verdicts = judge.judge("sql", questions, [lf] * 5, [["1"], ["1"], ["1"], [], []])
+    # b and c count 1 too, over another row or table; without answers only an exact parse counts (d)
+    assert [v.keep for v in verdicts] == [True, False, False, True, False]
+    assert all(v.rule == "answers" for v in verdicts)
+    assert verdicts[2].reason(None).startswith("round_trip: rule answers, no parse matches the logical form or its")
+    assert judge.settings()["tables"] == TABLES
+    without_tables = RoundTripFilter(parser_checkpoint, rules=ANSWERS)
+    monkeypatch.setattr(without_tables.parser, "parse", fake_parse)
+    assert [v.keep for v in without_tables.judge("sql", questions[:1], [lf], [["1"]])] == [False]
+    assert "tables" not in without_tables.settings()
+
+
+def test_answers_rule_tells_a_comparison_from_its_inverse(parser_checkpoint: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    lf = tokens('SELECT "Festival" FROM "festivals" WHERE "First held" < 1960')
+    inverted = [(">" if t == "<" else t) for t in lf]
+    judge = RoundTripFilter(parser_checkpoint, rules=ANSWERS, tables=TABLES)
+    monkeypatch.setattr(judge.parser, "parse", lambda questions, beam=4, k=1: [[(inverted, -0.1)] for _ in questions])
+    answers = list(judge.executor.denotation(lf).answers)
+    pair = PairRow("p", "sql", "", lf, "which festivals were first held before 1960 ?", -1.0, 0, 0.0, answers=answers)
+    assert [v.keep for v in judge_pairs(judge, [pair])] == [False]
+
+
+def test_answers_rule_is_for_sql_and_travels_with_its_tables(parser_checkpoint: Path) -> None:
+    with pytest.raises(RoundTripSetupError, match="answers runs SQL parses only"):
+        RoundTripFilter(parser_checkpoint, rules={"sparql": "answers"})
+    options = RoundTripOptions(str(parser_checkpoint), {"sql": "answers"}, tables=[Path(TABLES[0])])
+    assert options.tables == (TABLES[0],) and hash(options)
+    assert options.build().executor is not None
