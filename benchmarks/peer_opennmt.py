@@ -1,7 +1,7 @@
 """qgen against OpenNMT-py 3.5.1, side by side: the same model family on the same WebQSP token files.
 
     python benchmarks/peer_opennmt.py [--threads 2] [--device cpu|cuda] [--steps 20] [--questions 512]
-        [--max-tokens 4096] [--model coverage_masked] [--wait-cpu-free MINUTES]
+        [--max-tokens 4096] [--model coverage_masked] [--wait-cpu-free MINUTES] [--peer-wheels DIR]
 
 (benchmarks/results/peer-opennmt-cpu.json: ``python benchmarks/peer_opennmt.py --wait-cpu-free 40``,
 two threads, nothing else running.)
@@ -29,9 +29,23 @@ independent of torch; none touches the model or the search.)
 Each package is what OpenNMT-py imports when onmt_build_vocab, onmt_train and onmt_translate start
 (its transforms package imports every transform module, so rapidfuzz, pyahocorasick, fasttext and
 sacrebleu load though no transform is used), plus torch's own imports. spacy, imported only by the
-terminology transform, is a stand-in module there (out/peer-venv/.../spacy/__init__.py, written by
-this script) that fails if anything uses it; ctranslate2, tensorboard, flask and waitress are not
-imported on these paths and are not installed.
+terminology transform, is a stand-in module there (spacy/__init__.py in the environment's
+site-packages, or in peer-site below, written by this script) that fails if anything uses it;
+ctranslate2, tensorboard, flask and waitress are not imported on these paths and are not installed.
+
+On a machine with a CUDA GPU and no package index, ``--peer-wheels DIR`` takes the place of the
+environment: DIR holds the wheels of opennmt-py 3.5.1 and of the packages of the list above that the
+machine's Python lacks (configargparse, pyonmttok, rapidfuzz, pyahocorasick, fasttext-wheel; made
+elsewhere with ``pip download --no-deps --only-binary=:all: --python-version 3.12 --platform
+manylinux_2_28_x86_64 ...``), never torch. They are installed with this interpreter's pip (``pip
+install --no-index --no-deps --target <--work>/peer-site DIR/*.whl``; unpacked as zip files where
+the interpreter has no pip), and OpenNMT-py runs in this interpreter with that folder first on its
+PYTHONPATH, on the same torch as qgen:
+
+    python benchmarks/peer_opennmt.py --device cuda --peer-wheels DIR
+
+Either way OpenNMT-py's tools run as ``python -m onmt.bin.build_vocab`` and ``python -m
+onmt.bin.train`` (what its onmt_build_vocab and onmt_train scripts call).
 
 Data (out/peer-opennmt/data): qgen's preprocessed WebQSP (``dataset_pairs("webqsp", prep, True)``:
 entity names, the 90% train part, the first question per test group), one example a line, tokens
@@ -102,6 +116,7 @@ float32 (its default), each on GPU 0.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -110,6 +125,8 @@ import re
 import subprocess
 import sys
 import time
+import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -170,6 +187,9 @@ TranslationBuilder._build_target_tokens = build_target_tokens
 sys.argv[0] = "onmt_translate"
 main()
 """
+# The arguments that start each OpenNMT-py tool after the peer's python (its console scripts call these mains).
+ONMT_TOOLS = {"onmt_build_vocab": ["-m", "onmt.bin.build_vocab"], "onmt_train": ["-m", "onmt.bin.train"],
+              "onmt_translate": ["-c", TRANSLATE_DRIVER]}
 
 
 def main() -> None:
@@ -181,6 +201,9 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=4096, help="source tokens a translation batch")
     parser.add_argument("--model", default="coverage_masked", help="qgen's registry model")
     parser.add_argument("--venv", default=str(REPO / "out" / "peer-venv"))
+    parser.add_argument("--peer-wheels", metavar="DIR",
+                        help="no venv: install the wheels in DIR into <work>/peer-site and run OpenNMT-py in this "
+                             "interpreter (its torch) with that folder on PYTHONPATH")
     parser.add_argument("--work", default=str(REPO / "out" / "peer-opennmt"))
     parser.add_argument("--prep", default=str(REPO / "out" / "benchmarks" / "prep" / "webqsp"))
     parser.add_argument("--wait-cpu-free", type=float, default=0.0,
@@ -188,13 +211,16 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     device = resolve_device(args.device)
-    venv, work, prep = Path(args.venv), Path(args.work), Path(args.prep)
-    ensure_venv(venv)
+    work, prep = Path(args.work), Path(args.prep)
+    if args.peer_wheels:
+        peer = peer_from_wheels(Path(args.peer_wheels), work / "peer-site")
+    else:
+        peer = ensure_venv(Path(args.venv))
     train, _, test = dataset_pairs("webqsp", prep, True)
     test = test[: args.questions] if args.questions else test
     data = write_token_files(work / "data", train, test)
     onmt_config = write_onmt_config(work, data, args.steps, args.device, len(train))
-    onmt(venv, "onmt_build_vocab", ["-config", str(onmt_config), "-n_sample", "-1"], args.threads, work / "vocab.log")
+    onmt(peer, "onmt_build_vocab", ["-config", str(onmt_config), "-n_sample", "-1"], args.threads, work / "vocab.log")
 
     note = wait_for_cpu(args.wait_cpu_free) if args.wait_cpu_free else None
     qgen_model, qgen_train, src_vocab, tgt_vocab = qgen_training(args.model, train, args.steps, device)
@@ -205,11 +231,11 @@ def main() -> None:
     print("qgen translate (untrained):", qgen_translate, flush=True)
     qgen_trained = qgen_translation(qgen_model, test, src_vocab, tgt_vocab, args.max_tokens, device)
     print(f"qgen translate (trained {2 * args.steps} steps):", qgen_trained, flush=True)
-    onmt_train = onmt_training(venv, work, onmt_config, args.steps, args.threads)
+    onmt_train = onmt_training(peer, work, onmt_config, args.steps, args.threads)
     print("OpenNMT-py train:", onmt_train, flush=True)
-    translate = dict(venv=venv, work=work, data=data, questions=len(test), max_tokens=args.max_tokens,
+    translate = dict(peer=peer, work=work, data=data, questions=len(test), max_tokens=args.max_tokens,
                      threads=args.threads, device=args.device)
-    onmt_translate = onmt_translation(checkpoint=onmt_untrained(venv, work, onmt_config, args.threads), **translate)
+    onmt_translate = onmt_translation(checkpoint=onmt_untrained(peer, work, onmt_config, args.threads), **translate)
     print("OpenNMT-py translate (untrained):", onmt_translate, flush=True)
     onmt_trained = onmt_translation(checkpoint=work / f"model_step_{2 * args.steps}.pt", **translate)
     print(f"OpenNMT-py translate (trained {2 * args.steps} steps):", onmt_trained, flush=True)
@@ -217,8 +243,8 @@ def main() -> None:
     report = {
         "command": "python benchmarks/peer_opennmt.py " + " ".join(sys.argv[1:]),
         "commit": code_version(), "device": str(device), "machine": platform.machine(), "threads": args.threads,
-        "versions": {"qgen_torch": torch.__version__, "opennmt_py": peer_version(venv, "onmt"),
-                     "opennmt_torch": peer_version(venv, "torch")},
+        "versions": {"qgen_torch": torch.__version__, "opennmt_py": peer_version(peer, "onmt"),
+                     "opennmt_torch": peer_version(peer, "torch")},
         "data": {"train_examples": len(train), "test_questions": len(test), "token_files": str(data.relative_to(REPO))
                  if data.is_relative_to(REPO) else str(data)},
         "model": {"qgen": args.model, "hidden": 512, "word_vectors": 300, "layers": 2, "dropout": 0.5,
@@ -240,7 +266,25 @@ def main() -> None:
     print(json.dumps(report["qgen_over_opennmt"]), f"\nwrote {out}")
 
 
-def ensure_venv(venv: Path) -> None:
+@dataclass(frozen=True)
+class Peer:
+    """How OpenNMT-py runs: ``python`` (the venv's, or this interpreter with ``site`` first on PYTHONPATH)."""
+    python: str
+    site: Path | None = None
+
+    def run(self, args: list[str], threads: int | None = None, **kwargs) -> subprocess.CompletedProcess:
+        env = dict(os.environ)
+        # torch >= 2.6 loads with weights_only=True by default, which refuses OpenNMT-py 3.5.1's own
+        # checkpoints (they pickle its options, an argparse.Namespace): the old default, for its files only.
+        env["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"
+        if threads:
+            env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+        if self.site:
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(self.site), env.get("PYTHONPATH")]))
+        return subprocess.run([self.python, *args], env=env, **kwargs)
+
+
+def ensure_venv(venv: Path) -> Peer:
     """The benchmark-only environment for OpenNMT-py (see the docstring), made when missing."""
     python = venv / "bin" / "python"
     if not (venv / "bin" / "onmt_train").exists():
@@ -248,16 +292,36 @@ def ensure_venv(venv: Path) -> None:
         subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", *PEER_PACKAGES], check=True)
     site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           check=True, capture_output=True, text=True).stdout.strip()
-    standin = Path(site) / "spacy" / "__init__.py"
+    write_spacy_standin(Path(site))
+    return Peer(str(python))
+
+
+def peer_from_wheels(wheels: Path, site: Path) -> Peer:
+    """OpenNMT-py from the wheels in ``wheels`` (no torch among them), installed into ``site`` when missing."""
+    if not (site / "onmt").exists():
+        found = sorted(wheels.glob("*.whl"))
+        if not found:
+            raise SystemExit(f"no wheels in {wheels}")
+        if importlib.util.find_spec("pip"):
+            subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-compile",
+                            "--target", str(site), *map(str, found)], check=True)
+        else:  # an interpreter without pip: a wheel is a zip of the files it installs
+            for wheel in found:
+                zipfile.ZipFile(wheel).extractall(site)
+    write_spacy_standin(site)
+    return Peer(sys.executable, site)
+
+
+def write_spacy_standin(site: Path) -> None:
+    standin = site / "spacy" / "__init__.py"
     if not standin.exists():
         standin.parent.mkdir(parents=True, exist_ok=True)
         standin.write_text(SPACY_STANDIN)
 
 
-def peer_version(venv: Path, module: str) -> str:
+def peer_version(peer: Peer, module: str) -> str:
     code = f"import {module}; print({module}.__version__)"
-    return subprocess.run([str(venv / "bin" / "python"), "-c", code], check=True, capture_output=True,
-                          text=True, env=_quiet_env()).stdout.strip().splitlines()[-1]
+    return peer.run(["-c", code], check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
 
 
 def write_token_files(folder: Path, train, test) -> Path:
@@ -285,26 +349,17 @@ def write_onmt_config(work: Path, data: Path, steps: int, device: str, examples:
         "valid_steps": 10 * steps,
     }
     if device == "cuda":
-        config.update({"world_size": 1, "gpu_ranks": [0]})
+        # OpenNMT-py turns cuDNN's deterministic mode on for any seed > 0, which slows its GRUs on a
+        # GPU; qgen runs without it, so OpenNMT-py runs with its own default seed (-1) there too.
+        config.update({"world_size": 1, "gpu_ranks": [0], "seed": -1})
     path = work / "train.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     return path
 
 
-def _quiet_env(threads: int | None = None) -> dict:
-    env = dict(os.environ)
-    # torch >= 2.6 loads with weights_only=True by default, which refuses OpenNMT-py 3.5.1's own
-    # checkpoints (they pickle its options, an argparse.Namespace): the old default, for its files only.
-    env["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"
-    if threads:
-        env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
-    return env
-
-
-def onmt(venv: Path, tool: str, options: list[str], threads: int, log: Path) -> str:
-    """Run one OpenNMT-py command in the benchmark environment; its output also goes to ``log``."""
-    done = subprocess.run([str(venv / "bin" / tool), *options], capture_output=True, text=True,
-                          env=_quiet_env(threads))
+def onmt(peer: Peer, tool: str, options: list[str], threads: int, log: Path) -> str:
+    """Run one OpenNMT-py tool (``ONMT_TOOLS``) in the benchmark environment; its output also goes to ``log``."""
+    done = peer.run([*ONMT_TOOLS[tool], *options], threads, capture_output=True, text=True)
     text = done.stdout + done.stderr
     log.write_text(text)
     if done.returncode:
@@ -369,9 +424,9 @@ def qgen_translation(model, test, src_vocab, tgt_vocab, max_tokens: int, device:
             "mean_output_tokens": round(sum(lengths) / len(lengths), 2), "max_tokens": max_tokens}
 
 
-def onmt_training(venv: Path, work: Path, config: Path, steps: int, threads: int) -> dict:
+def onmt_training(peer: Peer, work: Path, config: Path, steps: int, threads: int) -> dict:
     started = time.perf_counter()
-    log = onmt(venv, "onmt_train", ["-config", str(config)], threads, work / "train.log")
+    log = onmt(peer, "onmt_train", ["-config", str(config)], threads, work / "train.log")
     wall = time.perf_counter() - started
     # Step 40/   40; acc: 0.1; ppl: 2716.3; xent: 7.9; lr: 0.00010; sents:     640; bsz: 1661/ 247/32; 1234/ 184 tok/s;
     reports = re.findall(r"Step\s+(\d+)/\s*\d+;.*?bsz:\s*(\d+)/\s*(\d+)/\s*(\d+);\s*(\d+)/\s*(\d+) tok/s", log)
@@ -387,26 +442,26 @@ def onmt_training(venv: Path, work: Path, config: Path, steps: int, threads: int
             "counted": f"its log's tgt tok/s at step {step} (steps {steps + 1}..{2 * steps})"}
 
 
-def onmt_untrained(venv: Path, work: Path, config: Path, threads: int) -> Path:
+def onmt_untrained(peer: Peer, work: Path, config: Path, threads: int) -> Path:
     """OpenNMT-py's model as initialised: one step at learning rate 0 (Adam then moves no weight)."""
-    onmt(venv, "onmt_train", ["-config", str(config), "-train_steps", "1", "-learning_rate", "0", "-report_every", "1",
+    onmt(peer, "onmt_train", ["-config", str(config), "-train_steps", "1", "-learning_rate", "0", "-report_every", "1",
                               "-save_checkpoint_steps", "1", "-save_model", str(work / "untrained")],
          threads, work / "untrained.log")
     return work / "untrained_step_1.pt"
 
 
-def onmt_translation(venv: Path, work: Path, checkpoint: Path, data: Path, questions: int, max_tokens: int,
+def onmt_translation(peer: Peer, work: Path, checkpoint: Path, data: Path, questions: int, max_tokens: int,
                      threads: int, device: str) -> dict:
     output = work / f"pred-{checkpoint.stem}.txt"
     fixed = work / f"{checkpoint.stem}.fixed.pt"
-    subprocess.run([str(venv / "bin" / "python"), "-c", GENERATOR_FIX, str(checkpoint), str(fixed)],
-                   check=True, env=_quiet_env(threads))
+    peer.run(["-c", GENERATOR_FIX, str(checkpoint), str(fixed)], threads, check=True)
     options = ["-model", str(fixed), "-src", str(data / "src-test.txt"),
                "-output", str(output), "-beam_size", str(BEAM), "-max_length", str(MAX_LEN), "-max_length_ratio", "0",
                "-batch_type", "tokens", "-batch_size", str(max_tokens), "-report_time", "-seed", "1"]
     if device == "cuda":
+        options[-1] = "-1"  # no deterministic cuDNN (see write_onmt_config)
         options += ["-gpu", "0"]
-    log = onmt(venv, "python", ["-c", TRANSLATE_DRIVER, *options], threads, work / f"translate-{checkpoint.stem}.log")
+    log = onmt(peer, "onmt_translate", options, threads, work / f"translate-{checkpoint.stem}.log")
     average_ms = float(re.search(r"Average translation time \(ms\): ([\d.]+)", log).group(1))
     lines = output.read_text().splitlines()
     assert len(lines) == questions, (len(lines), questions)
