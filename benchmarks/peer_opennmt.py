@@ -24,8 +24,10 @@ argparse.Namespace; and the checkpoint given to onmt_translate has its copy gene
 moved under the model's names, since 3.5.1's loader cannot find them where its trainer saves
 them (``GENERATOR_FIX``), and onmt_translate runs through a driver that builds its data iterator
 with the copy keys, which 3.5.1's inference engine leaves out, and reads copied words' ids against
-the target vocabulary (``TRANSLATE_DRIVER``): three bugs of OpenNMT-py 3.5.1 with -copy_attn,
-independent of torch; none touches the model or the search.)
+the target vocabulary (``TRANSLATE_DRIVER``); and on a GPU its training and search run with the
+copy scores' index tensors made on the GPU, where 3.5.1 makes them on the CPU and torch refuses
+to mix the two (``COPY_SCORES_FIX``): four bugs of OpenNMT-py 3.5.1 with -copy_attn; none touches
+the model or the search.)
 Each package is what OpenNMT-py imports when onmt_build_vocab, onmt_train and onmt_translate start
 (its transforms package imports every transform module, so rapidfuzz, pyahocorasick, fasttext and
 sacrebleu load though no transform is used), plus torch's own imports. spacy, imported only by the
@@ -170,7 +172,40 @@ torch.save(checkpoint, sys.argv[2])
 # size, where the extended ids start after the target vocabulary's: IndexError (or a wrong word).
 # onmt_translate's own main, run with the iterator built as training builds it and with (2) fixed;
 # the search itself is untouched (the fix turns finished ids into words).
-TRANSLATE_DRIVER = """
+# On a GPU, 3.5.1's collapse_copy_scores (training loss and search) builds its index tensors on the
+# CPU and index_selects a CUDA tensor with them, which torch refuses ("Expected all tensors to be on
+# the same device"). The same function with its indices made on the scores' device, put in place in
+# the two modules that imported it by name; on a CPU it does what the original does.
+COPY_SCORES_FIX = """
+import torch
+import onmt.modules.copy_generator, onmt.translate.translator, onmt.utils.loss
+def collapse_copy_scores(scores, batch, tgt_vocab, batch_dim=1):
+    offset = len(tgt_vocab)
+    for b in range(scores.size(batch_dim)):
+        blank, fill = [], []
+        src_vocab = batch["src_ex_vocab"][b]
+        for i in range(1, len(src_vocab)):
+            ti = tgt_vocab[src_vocab.ids_to_tokens[i]]
+            if ti != 0:
+                blank.append(offset + i)
+                fill.append(ti)
+        if blank:
+            blank = torch.tensor(blank, dtype=torch.int64, device=scores.device)
+            fill = torch.tensor(fill, dtype=torch.int64, device=scores.device)
+            score = scores[:, b] if batch_dim == 1 else scores[b]
+            score.index_add_(1, fill, score.index_select(1, blank))
+            score.index_fill_(1, blank, 1e-10)
+    return scores
+for module in (onmt.modules.copy_generator, onmt.translate.translator, onmt.utils.loss):
+    module.collapse_copy_scores = collapse_copy_scores
+"""
+TRAIN_DRIVER = COPY_SCORES_FIX + """
+import sys
+from onmt.bin.train import main
+sys.argv[0] = "onmt_train"
+main()
+"""
+TRANSLATE_DRIVER = COPY_SCORES_FIX + """
 import functools, sys
 import onmt.inference_engine as engine
 from onmt.bin.translate import main
@@ -188,7 +223,7 @@ sys.argv[0] = "onmt_translate"
 main()
 """
 # The arguments that start each OpenNMT-py tool after the peer's python (its console scripts call these mains).
-ONMT_TOOLS = {"onmt_build_vocab": ["-m", "onmt.bin.build_vocab"], "onmt_train": ["-m", "onmt.bin.train"],
+ONMT_TOOLS = {"onmt_build_vocab": ["-m", "onmt.bin.build_vocab"], "onmt_train": ["-c", TRAIN_DRIVER],
               "onmt_translate": ["-c", TRANSLATE_DRIVER]}
 
 
