@@ -11,7 +11,13 @@ PACKAGE_VERSION = "0.1.0"
 
 @lru_cache(maxsize=1)
 def code_version() -> str:
-    """``<package version>+<short commit>[.dirty]`` inside a git checkout, else the package version."""
+    """``<package version>+<short commit>[.dirty]`` inside a git checkout, else the package version.
+
+    ``QGEN_COMMIT`` names the commit outright: a working tree copied to another machine may carry
+    no git history, or the history of another commit than the one copied."""
+    given = os.environ.get("QGEN_COMMIT", "").strip()
+    if given:
+        return f"{PACKAGE_VERSION}+{given}"
     root = Path(__file__).resolve().parent.parent
     try:
         commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True,
@@ -20,9 +26,6 @@ def code_version() -> str:
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
                                 ":(exclude)benchmarks/results"], cwd=root,
                                capture_output=True, text=True, timeout=5).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        # A copy without git history (a working tree copied to another machine): the caller
-        # may name the commit it copied in QGEN_COMMIT.
-        given = os.environ.get("QGEN_COMMIT", "").strip()
-        return f"{PACKAGE_VERSION}+{given}" if given else PACKAGE_VERSION
+    except (OSError, subprocess.SubprocessError):  # a copy without git history
+        return PACKAGE_VERSION
     return f"{PACKAGE_VERSION}+{commit}{'.dirty' if dirty else ''}"

@@ -17,7 +17,7 @@ def test_inside_the_checkout_the_version_names_the_commit() -> None:
 
 
 def test_a_copy_without_git_takes_the_commit_it_is_given(tmp_path: Path) -> None:
-    """The lent GPU machine gets the working tree without .git: QGEN_COMMIT names the commit."""
+    """A working tree copied to another machine without .git: QGEN_COMMIT names the commit."""
     (tmp_path / "qgen").mkdir()
     (tmp_path / "qgen" / "__init__.py").write_text("")
     shutil.copy(REPO / "qgen" / "version.py", tmp_path / "qgen" / "version.py")
@@ -29,3 +29,11 @@ def test_a_copy_without_git_takes_the_commit_it_is_given(tmp_path: Path) -> None
     bare = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env,
                           capture_output=True, text=True, check=True).stdout.strip()
     assert (given, bare) == (f"{PACKAGE_VERSION}+0f29c4b12345", PACKAGE_VERSION)
+
+
+def test_the_commit_given_wins_over_the_checkouts_own() -> None:
+    """A copy may carry another commit's git metadata: the commit named outright is the one recorded."""
+    probe = "from qgen.version import code_version; print(code_version())"
+    found = subprocess.run([sys.executable, "-c", probe], cwd=REPO, env={**os.environ, "QGEN_COMMIT": "0f29c4b12345"},
+                           capture_output=True, text=True, check=True).stdout.strip()
+    assert found == f"{PACKAGE_VERSION}+0f29c4b12345"
