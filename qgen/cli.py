@@ -518,7 +518,7 @@ def synthesize(
                                                                              "score, token or answers (sql with "
                                                                              "--from-tables: a parse that runs to "
                                                                              "the same answers counts); default "
-                                                                             "sparql=token, sql=exact."),
+                                                                             "sparql=token, sql=answers."),
     round_trip_k: int = typer.Option(1, "--round-trip-k", help="Rule exact: a match among the K best parses."),
     device: str = typer.Option("auto", "--device", help=option_help.DEVICE),
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=1,

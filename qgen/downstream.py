@@ -400,9 +400,12 @@ def keep_rules(lf_type: str) -> dict[str, Callable[[dict], bool]]:
 
 
 def _default_rule(lf_type: str) -> str:
+    """The default rule as it runs here: the benchmark's tables have no cells, so the answers rule
+    cannot run a parse and is the exact rule."""
     from qgen.synth.round_trip import DEFAULT_RULES
 
-    return DEFAULT_RULES[lf_type]
+    rule = DEFAULT_RULES[lf_type]
+    return "exact" if rule == "answers" else rule
 
 
 FINETUNE = "finetune_"  # finetune_<row>: <row>'s parser fine-tuned on the low labels alone

@@ -68,6 +68,18 @@ def test_equivalence_needs_the_inputs_own_answers(tables: TableAnswers) -> None:
     assert not tables.answer_equivalent(lf, lf, ["2"])  # tables other than those it was sampled from
 
 
+def test_equivalence_needs_the_same_aggregate_and_conditions(tables: TableAnswers) -> None:
+    """Equal denotations that are coincidences of a small table do not count."""
+    both = tokens('SELECT "Festival" FROM "festivals" WHERE "City" = \'Eskholm\' AND "First held" = 1990')
+    dropped = "select festival from festivals where first held = 1990".split()
+    assert tables.denotation(both) == tables.denotation(dropped)  # one festival first held in 1990
+    assert not tables.answer_equivalent(dropped, both, list(tables.denotation(both).answers))
+    total = tokens('SELECT SUM("Visitors") FROM "festivals" WHERE "Month" = \'April\'')
+    largest = "select max ( visitors ) from festivals where month = ' april '".split()
+    assert tables.denotation(total).answers == tables.denotation(largest).answers  # one festival in April
+    assert not tables.answer_equivalent(largest, total, list(tables.denotation(total).answers))
+
+
 def test_answers_rule_keeps_answer_equivalent_parses(parser_checkpoint: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     lf = tokens(COUNT_LANTERN)
     equivalent = "select count ( month ) from festivals where festival = ' lantern night '".split()
