@@ -14,17 +14,17 @@ A parse is a list of lowercased model tokens; it becomes a query over the tables
   whose tokens are the value's (the first such cell in table order when several are).
 The query is then built and run as the sampler builds and runs its own (``build_sql``, ``run_sql``,
 ``answers_of_rows``). Its denotation is its answers (as a multiset) and the rows its conditions
-select. A parse counts when it has the logical form's aggregate and conditions, its denotation is
-the logical form's, and the logical form's answers are the input's: only the selected column may
-differ, where it changes nothing (COUNT of one column or another over the same rows). Equal
-denotations alone are too weak on small tables (measured on the demo's: 3 of the 8 pairs they
-added over ``exact`` failed the faithfulness audit): a question that drops a condition can select
-the same single row ("the festival first held in 1990" for ``"City" = 'Eskholm' AND "First held" =
-1990``), and SUM and MAX agree over one row ("the average number of visitors" for ``SUM``). The
-rows matter for counts: "how many festivals called lantern night are there ?" parsed as the count
-of another festival's rows answers 1 too, but over another row. A parse that cannot be turned back
-into a query, or whose query fails (a table without rowids, a result past ``ROWS_LIMIT`` rows), has
-no denotation: it does not count.
+select. A parse counts when it is the logical form but for the column a COUNT counts, its
+denotation is the logical form's, and the logical form's answers are the input's: COUNT of one
+column or another over the same rows, where neither column is NULL there, asks the same thing, and
+no question can tell the two apart. Equal denotations alone are too weak on small tables (measured
+on the demo's: 3 of the 8 pairs they added over ``exact`` failed the faithfulness audit): a question
+that drops a condition can select the same single row ("the festival first held in 1990" for
+``"City" = 'Eskholm' AND "First held" = 1990``), SUM and MAX agree over one row ("the average number
+of visitors" for ``SUM``), and two columns can hold the same value in the one row selected ("losses"
+for ``"Wins"`` where both are 3). A parse that cannot be turned back into a query, or whose query
+fails (a table without rowids, a result past ``ROWS_LIMIT`` rows, a time limit), has no denotation:
+it does not count.
 
 SPARQL parses are not executed: entity names replace the entity ids in the model's tokens, so a
 parse cannot be turned back into a query over the graph in general.
@@ -32,6 +32,7 @@ parse cannot be turned back into a query over the graph in general.
 from __future__ import annotations
 
 import sqlite3
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -63,6 +64,9 @@ class TableAnswers:
         self._columns = {name: {_joined(column_tokens(c, i)): i for i, c in enumerate(t.columns)}
                          for name, t in self.tables.items()}
         self._cells: dict[tuple[str, int], dict[str, Any]] = {}  # (table, column) -> value tokens -> cell
+        # run_sql sets a function and a progress handler on the connection per query: one query at a
+        # time, whichever thread (a Dask worker's threads share the cached filter) asks
+        self._lock = threading.Lock()
 
     @classmethod
     def from_paths(cls, paths: Sequence[str | Path]) -> "TableAnswers":
@@ -79,6 +83,13 @@ class TableAnswers:
         structure = wikisql_structure(tokens)
         if structure is None or structure["table"] not in self.tables:
             return None
+        with self._lock:
+            try:
+                return self._denotation(structure)
+            except (LogicalFormError, sqlite3.Error):
+                return None
+
+    def _denotation(self, structure: dict) -> Denotation | None:
         table, columns = self.tables[structure["table"]], self._columns[structure["table"]]
         sel = columns.get(str(structure["sel"]))
         if sel is None:
@@ -91,11 +102,8 @@ class TableAnswers:
                 return None
             conds.append((index, op, cell))
         agg = AGG_OPS[structure["agg"]]
-        try:
-            answers = run_sql(self.conn, build_sql(table, sel, agg, conds), self.timeout_s, max_rows=ROWS_LIMIT + 1)
-            rows = run_sql(self.conn, build_rows_sql(table, conds), self.timeout_s, max_rows=ROWS_LIMIT + 1)
-        except LogicalFormError:
-            return None
+        answers = run_sql(self.conn, build_sql(table, sel, agg, conds), self.timeout_s, max_rows=ROWS_LIMIT + 1)
+        rows = run_sql(self.conn, build_rows_sql(table, conds), self.timeout_s, max_rows=ROWS_LIMIT + 1)
         if len(answers) > ROWS_LIMIT or len(rows) > ROWS_LIMIT:
             return None
         return Denotation(structure["table"], tuple(sorted(answers_of_rows(answers, agg))),
@@ -107,7 +115,9 @@ class TableAnswers:
         if not answers:
             return False
         ours, theirs = wikisql_structure(parse), wikisql_structure(lf)
-        if ours is None or theirs is None or (ours["agg"], ours["conds"]) != (theirs["agg"], theirs["conds"]):
+        if ours is None or theirs is None or {**ours, "sel": None} != {**theirs, "sel": None}:
+            return False
+        if ours["sel"] != theirs["sel"] and AGG_OPS[ours["agg"]] != "COUNT":
             return False
         wanted = self.denotation(lf)
         if wanted is None or wanted.answers != tuple(sorted(answers)):
@@ -119,12 +129,12 @@ class TableAnswers:
             return _number(value)
         if (key, column) not in self._cells:
             cells: dict[str, Any] = {}
+            self._cells[key, column] = cells  # a column that cannot be read stays empty: no value matches
             rows = run_sql(self.conn, f"SELECT DISTINCT {quote_identifier(table.columns[column])} FROM "
                                       f"{quote_identifier(table.name)}", self.timeout_s)
             for (cell,) in rows:
                 if cell is not None:
                     cells.setdefault(value_tokens(cell), cell)
-            self._cells[key, column] = cells
         return self._cells[key, column].get(value)
 
 

@@ -288,7 +288,8 @@ def _round_trip_section(out: Path, manifest: dict[str, Any], seed: int, size: in
              f"logical-form type: {rules} (`exact`: a parse among the {settings['k']} best equals the logical form "
              "in canonical form; `score`: log p(logical form | question), length-normalised, is at least "
              f"{_cell(thresholds.get('score'))}; `token`: the least probable token of the logical form has log p "
-             f"at least {_cell(thresholds.get('token'))}; thresholds: the "
+             f"at least {_cell(thresholds.get('token'))}; `answers`: as `exact`, or a parse that counts another "
+             "column over the same rows of the sampled table to the same answers; thresholds: the "
              f"{(settings.get('calibration') or {}).get('percentile', 5):g}th percentile of the parser's "
              "held-out real pairs, unless given).", "",
              f"Judged {stats.get('judged', 0)}, kept {stats.get('kept', 0)}, removed {stats.get('removed', 0)}.", ""]

@@ -14,11 +14,13 @@ pair by one rule, chosen per logical-form type and recorded in the dataset card:
   that drops a constraint's name or inverts a comparison makes one or two tokens of a long query
   improbable, which the mean over 60 tokens hides and the minimum shows.
 
-- ``answers`` (SQL over tables): as ``exact``, and a parse also counts when it runs on the input's
-  table to the input's answers over the same rows (``qgen.synth.answer_check``); the tables are
-  those the run samples from (``--from-tables``). A pair whose input has no answers, or a run
-  without tables, is judged by ``exact`` alone. SPARQL parses are not executed (entity names stand for the entity ids in the
-  model's tokens, so a parse cannot be turned back into a query over the graph in general).
+- ``answers`` (SQL sampled from tables): as ``exact``, and a parse that differs only in the column
+  a COUNT counts also counts when it runs on the input's table to the input's answers over the same
+  rows (``qgen.synth.answer_check``, which says why no more); the tables are those the run samples
+  from (``--from-tables``). A pair whose input has no answers is judged by ``exact`` alone, and a
+  run without tables runs (and records) ``exact``. SPARQL parses are not executed: entity names
+  stand for the entity ids in the model's tokens, so a parse cannot be turned back into a query over
+  the graph in general.
 
 Exact parsing of long SPARQL is rare for a small parser, so an exact-only rule would reject nearly
 every SPARQL pair; ``DEFAULT_RULES`` holds the rule per type chosen from the audit and the
@@ -160,10 +162,12 @@ class RoundTripFilter:
 
     def settings(self) -> dict[str, Any]:
         """What the dataset card records."""
-        return {"parser": self.checkpoint, "rules": dict(self.rules), "k": self.k, "beam": self.beam,
+        # the rules as they run: answers without tables is exact (and so recorded: a corpus begun
+        # before answers became the SQL default resumes unless it samples tables)
+        rules = {t: ("exact" if r == "answers" and self.executor is None else r) for t, r in self.rules.items()}
+        return {"parser": self.checkpoint, "rules": rules, "k": self.k, "beam": self.beam,
                 "threshold": self.threshold, "thresholds": dict(self.thresholds),
                 "calibration": self.parser.payload.get("round_trip"),
-                # only where a rule runs parses, so that corpora begun before the answers rule still resume
                 **({"tables": list(self.tables)} if self.executor is not None else {})}
 
     def judge(self, lf_type: str, questions: Sequence[Sequence[str]], lfs: Sequence[Sequence[str]],
@@ -179,6 +183,8 @@ class RoundTripFilter:
                                                [answers[i] for i in fits] if answers is not None else None)))
             return [judged.get(i, RoundTripVerdict(False, "too_long", float("nan"), "")) for i in range(len(lfs))]
         rule = self.rules.get(lf_type, "score")
+        if rule == "answers" and self.executor is None:
+            rule = "exact"
         if rule in ("exact", "answers"):
             out = []
             parses = self.parser.parse(questions, beam=self.beam, k=self.k)
@@ -220,7 +226,8 @@ class RoundTripOptions:
     def __post_init__(self) -> None:  # rules as hashable pairs, whatever the caller passed (a dict, lists)
         rules = self.rules.items() if isinstance(self.rules, dict) else self.rules
         object.__setattr__(self, "rules", tuple(sorted((str(t), str(r)) for t, r in rules)))
-        object.__setattr__(self, "tables", tuple(str(t) for t in self.tables))
+        # absolute, so that a worker in another folder (a Dask cluster's) opens the same files
+        object.__setattr__(self, "tables", tuple(str(Path(t).resolve()) for t in self.tables))
         if isinstance(self.threshold, (dict, list, tuple)):
             pairs = self.threshold.items() if isinstance(self.threshold, dict) else self.threshold
             object.__setattr__(self, "threshold", tuple(sorted((str(r), float(v)) for r, v in pairs)))

@@ -80,6 +80,44 @@ def test_equivalence_needs_the_same_aggregate_and_conditions(tables: TableAnswer
     assert not tables.answer_equivalent(largest, total, list(tables.denotation(total).answers))
 
 
+def test_only_a_count_may_count_another_column(tmp_path: Path) -> None:
+    (tmp_path / "teams.csv").write_text("Team,Wins,Losses,Coach\nHawks,3,3,\nOwls,5,1,Ann Lee\n")
+    teams = TableAnswers.from_paths([tmp_path / "teams.csv"])
+    wins = tokens('SELECT "Wins" FROM "teams" WHERE "Team" = \'Hawks\'')
+    losses = "select losses from teams where team = ' hawks '".split()
+    assert teams.denotation(wins).answers == teams.denotation(losses).answers == ("3",)
+    assert not teams.answer_equivalent(losses, wins, ["3"])  # the same value by chance, another question
+    count_wins = tokens('SELECT COUNT("Wins") FROM "teams" WHERE "Team" = \'Hawks\'')
+    assert teams.answer_equivalent("select count ( losses ) from teams where team = ' hawks '".split(), count_wins, ["1"])
+    # a column that is NULL in the selected row counts 0 there: no answers, no equivalence
+    assert not teams.answer_equivalent("select count ( coach ) from teams where team = ' hawks '".split(),
+                                       count_wins, ["1"])
+
+
+def test_a_query_that_fails_denotes_nothing_and_spares_the_batch(tables: TableAnswers,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import sqlite3
+
+    fresh = TableAnswers.from_paths(TABLES)
+
+    def failing(*args, **kwargs):
+        raise sqlite3.OperationalError("interrupted")
+
+    monkeypatch.setattr("qgen.synth.answer_check.run_sql", failing)
+    assert fresh.denotation("select city from festivals where festival = ' lantern night '".split()) is None
+    assert fresh.denotation(tokens(COUNT_LANTERN)) is None
+
+
+def test_threads_can_share_the_tables() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    shared = TableAnswers.from_paths(TABLES)
+    records = list(TableSampler.from_files(TABLES).sample(60))
+    with ThreadPoolExecutor(4) as pool:
+        found = list(pool.map(lambda r: shared.denotation(tokens(r.logical_form)), records * 4))
+    assert all(f is not None and f.answers == tuple(sorted(r.answers)) for f, r in zip(found, records * 4))
+
+
 def test_answers_rule_keeps_answer_equivalent_parses(parser_checkpoint: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     lf = tokens(COUNT_LANTERN)
     equivalent = "select count ( month ) from festivals where festival = ' lantern night '".split()
@@ -98,11 +136,12 @@ def test_answers_rule_keeps_answer_equivalent_parses(parser_checkpoint: Path, mo
     assert [v.keep for v in verdicts] == [True, False, False, True, False]
     assert all(v.rule == "answers" for v in verdicts)
     assert verdicts[2].reason(None).startswith("round_trip: rule answers, no parse matches the logical form or its")
-    assert judge.settings()["tables"] == TABLES
+    assert judge.settings()["tables"] == TABLES and judge.settings()["rules"]["sql"] == "answers"
     without_tables = RoundTripFilter(parser_checkpoint, rules=ANSWERS)
     monkeypatch.setattr(without_tables.parser, "parse", fake_parse)
-    assert [v.keep for v in without_tables.judge("sql", questions[:1], [lf], [["1"]])] == [False]
-    assert "tables" not in without_tables.settings()
+    found = without_tables.judge("sql", questions[:1], [lf], [["1"]])
+    assert [(v.keep, v.rule) for v in found] == [(False, "exact")]  # without tables the rule is exact
+    assert "tables" not in without_tables.settings() and without_tables.settings()["rules"]["sql"] == "exact"
 
 
 def test_answers_rule_tells_a_comparison_from_its_inverse(parser_checkpoint: Path,
@@ -120,5 +159,5 @@ def test_answers_rule_is_for_sql_and_travels_with_its_tables(parser_checkpoint: 
     with pytest.raises(RoundTripSetupError, match="answers runs SQL parses only"):
         RoundTripFilter(parser_checkpoint, rules={"sparql": "answers"})
     options = RoundTripOptions(str(parser_checkpoint), {"sql": "answers"}, tables=[Path(TABLES[0])])
-    assert options.tables == (TABLES[0],) and hash(options)
+    assert options.tables == (str(Path(TABLES[0]).resolve()),) and hash(options)
     assert options.build().executor is not None
