@@ -40,8 +40,7 @@ environment: DIR holds the wheels of opennmt-py 3.5.1 and of the packages of the
 machine's Python lacks (configargparse, pyonmttok, rapidfuzz, pyahocorasick, fasttext-wheel; made
 elsewhere with ``pip download --no-deps --only-binary=:all: --python-version 3.12 --platform
 manylinux_2_28_x86_64 ...``), never torch. They are installed with this interpreter's pip (``pip
-install --no-index --no-deps --target <--work>/peer-site DIR/*.whl``; unpacked as zip files where
-the interpreter has no pip), and OpenNMT-py runs in this interpreter with that folder first on its
+install --no-index --no-deps --target <--work>/peer-site DIR/*.whl``), and OpenNMT-py runs in this interpreter with that folder first on its
 PYTHONPATH, on the same torch as qgen:
 
     python benchmarks/peer_opennmt.py --device cuda --peer-wheels DIR
@@ -118,7 +117,6 @@ float32 (its default), each on GPU 0.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import platform
@@ -127,7 +125,6 @@ import re
 import subprocess
 import sys
 import time
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -337,12 +334,8 @@ def peer_from_wheels(wheels: Path, site: Path) -> Peer:
         found = sorted(wheels.glob("*.whl"))
         if not found:
             raise SystemExit(f"no wheels in {wheels}")
-        if importlib.util.find_spec("pip"):
-            subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-compile",
-                            "--target", str(site), *map(str, found)], check=True)
-        else:  # an interpreter without pip: a wheel is a zip of the files it installs
-            for wheel in found:
-                zipfile.ZipFile(wheel).extractall(site)
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-compile",
+                        "--target", str(site), *map(str, found)], check=True)
     write_spacy_standin(site)
     return Peer(sys.executable, site)
 

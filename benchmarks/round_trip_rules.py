@@ -21,7 +21,7 @@ import pyarrow.dataset as ds
 
 from parsers import tokenize_lf
 from qgen.synth.audit import audit_pair
-from qgen.synth.round_trip import EXECUTABLE, RULES, RoundTripFilter
+from qgen.synth.round_trip import ANSWERS_LF_TYPES, RULES, RoundTripFilter
 
 
 def candidates(corpus: Path) -> list[tuple[str, str, list[str], str, list[str]]]:
@@ -51,7 +51,7 @@ def main() -> None:
     lf_types = sorted({p[0] for p in pairs})
     results = {}
     for rule in RULES:
-        types = [t for t in lf_types if rule not in EXECUTABLE or (t in EXECUTABLE[rule] and args.tables)]
+        types = [t for t in lf_types if rule != "answers" or (t in ANSWERS_LF_TYPES and args.tables)]
         if not types:
             continue
         started = time.perf_counter()

@@ -76,6 +76,18 @@ def load_table_files(paths: Iterable[str | Path]) -> dict[str, Any]:
     return frames
 
 
+SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+
+
+def connect_tables(paths: Iterable[str | Path]) -> sqlite3.Connection:
+    """A read-only connection to the tables of ``--from-tables``: one SQLite database file, or
+    CSV/Parquet files copied into memory."""
+    paths = list(paths)
+    if len(paths) == 1 and Path(paths[0]).suffix in SQLITE_SUFFIXES:
+        return open_sqlite_readonly(paths[0])
+    return sqlite_from_frames(load_table_files(paths))
+
+
 def _integral_columns(frame: Any) -> Any:
     """Float columns that only hold whole numbers and NaN (an integer column with gaps, as pandas
     reads it) become nullable integers, so that values are written ``3``, not ``3.0``."""

@@ -41,10 +41,10 @@ from parsers.errors import LogicalFormError
 from parsers.sql.wikisql import AGG_OPS, quote_identifier
 from qgen.lf_canonical import wikisql_structure
 from qgen.samplers.readonly import run_sql
-from qgen.samplers.tables import TableInfo, answers_of_rows, build_rows_sql, build_sql, describe_tables, literal_sql
+from qgen.samplers.tables import (TableInfo, answers_of_rows, build_rows_sql, build_sql, connect_tables, describe_tables,
+                                  literal_sql)
 from qgen.table_context import column_tokens
 
-SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 ROWS_LIMIT = 10_000  # a query whose answers or selected rows run past this is not compared
 
 
@@ -71,12 +71,7 @@ class TableAnswers:
     @classmethod
     def from_paths(cls, paths: Sequence[str | Path]) -> "TableAnswers":
         """The tables ``qgen synthesize --from-tables`` reads: CSV/Parquet files or one SQLite database."""
-        from qgen.samplers.readonly import open_sqlite_readonly, sqlite_from_frames
-        from qgen.samplers.tables import load_table_files
-
-        if len(paths) == 1 and Path(paths[0]).suffix in SQLITE_SUFFIXES:
-            return cls(open_sqlite_readonly(paths[0]))
-        return cls(sqlite_from_frames(load_table_files(paths)))
+        return cls(connect_tables(paths))
 
     def denotation(self, tokens: Sequence[str]) -> Denotation | None:
         """What a tokenized query denotes here, or None when it cannot be run (see the module docstring)."""

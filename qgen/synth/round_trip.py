@@ -40,7 +40,7 @@ from qgen.lf_canonical import same_logical_form
 from qgen.parse import Parser
 
 RULES = ("exact", "score", "token", "answers")
-EXECUTABLE = {"answers": ("sql",)}  # the rules that run parses, and on which logical forms
+ANSWERS_LF_TYPES = ("sql",)  # the answers rule runs parses: SQL over tables only
 _AGGREGATE = {"score": "mean", "token": "min"}
 _CALIBRATION_KEY = {"score": "threshold", "token": "threshold_min"}
 # Measured (benchmarks/README.md, "Downstream and round trip"). SPARQL: on the demo graph corpus the
@@ -114,7 +114,7 @@ class RoundTripFilter:
         bad = {t: r for t, r in self.rules.items() if r not in RULES}
         if bad:
             raise RoundTripSetupError(f"round-trip rule must be one of {', '.join(RULES)}, got {bad}")
-        misplaced = {t: r for t, r in self.rules.items() if r in EXECUTABLE and t not in EXECUTABLE[r]}
+        misplaced = {t: r for t, r in self.rules.items() if r == "answers" and t not in ANSWERS_LF_TYPES}
         if misplaced:
             raise RoundTripSetupError(f"round-trip rule answers runs SQL parses only, got {misplaced}")
         self.tables = [str(t) for t in tables]
@@ -191,7 +191,7 @@ class RoundTripFilter:
             for i, (found, lf) in enumerate(zip(parses, lfs)):
                 hit = any(same_logical_form(tokens, lf, lf_type) for tokens, _ in found)
                 if not hit and rule == "answers" and answers is not None:
-                    hit = self._same_answers(found, lf, answers[i])
+                    hit = any(self.executor.answer_equivalent(tokens, lf, answers[i]) for tokens, _ in found)
                 shown = " ".join(found[0][0]) if found else ""
                 out.append(RoundTripVerdict(hit, rule, found[0][1] if found else float("-inf"), shown))
             return out
@@ -203,13 +203,6 @@ class RoundTripFilter:
         return [RoundTripVerdict(i not in parses, rule, s, " ".join(parses[i][0][0]) if parses.get(i) else "")
                 for i, s in enumerate(scores)]
 
-
-    def _same_answers(self, found: Sequence[tuple[list[str], float]], lf: Sequence[str],
-                      expected: Sequence[str]) -> bool:
-        """Whether a parse among ``found`` denotes what the logical form does (``qgen.synth.answer_check``)."""
-        if self.executor is None or not expected:
-            return False
-        return any(self.executor.answer_equivalent(tokens, lf, expected) for tokens, _ in found)
 
 
 @dataclass(frozen=True)

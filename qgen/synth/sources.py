@@ -43,12 +43,11 @@ def open_source(from_file: str | None = None, from_graph: str | None = None, fro
         records = read_logical_forms(from_file, lf_type or AUTO, data_dir=data_dir)
         return Source(islice(records, count) if count else records, "file", str(from_file), options=options)
     if from_tables:
-        from qgen.samplers.tables import TableSampler, TableSamplerConfig
+        from qgen.samplers.tables import TableSampler, TableSamplerConfig, connect_tables
 
         config = TableSamplerConfig(seed=seed, max_answers=max_answers)
         paths = list(from_tables)
-        sqlite = len(paths) == 1 and Path(paths[0]).suffix in (".db", ".sqlite", ".sqlite3")
-        sampler = TableSampler.from_sqlite(paths[0], config) if sqlite else TableSampler.from_files(paths, config)
+        sampler = TableSampler(connect_tables(paths), config)
         return Source(sampler.sample(count), "tables", ", ".join(paths), sampler, options)
     from qgen.samplers.kg import KGSampler, KGSamplerConfig
 

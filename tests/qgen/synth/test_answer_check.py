@@ -94,8 +94,7 @@ def test_only_a_count_may_count_another_column(tmp_path: Path) -> None:
                                        count_wins, ["1"])
 
 
-def test_a_query_that_fails_denotes_nothing_and_spares_the_batch(tables: TableAnswers,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_query_that_fails_denotes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     import sqlite3
 
     fresh = TableAnswers.from_paths(TABLES)
