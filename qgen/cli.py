@@ -556,8 +556,11 @@ def synthesize(
                 floors[rule] = float(value)
             except ValueError:
                 fail(f"--round-trip-threshold expects RULE=FLOOR with a number, got {rule}={value!r}", 2)
-        round_trip = RoundTripOptions(str(parser), tuple(sorted(rules.items())), round_trip_k,
-                                      tuple(sorted(floors.items())) or None, tables=tuple(map(str, from_tables)))
+        try:
+            round_trip = RoundTripOptions(str(parser), tuple(sorted(rules.items())), round_trip_k,
+                                          tuple(sorted(floors.items())) or None, tables=tuple(map(str, from_tables)))
+        except ValueError as err:  # an unknown rule or logical-form type: a usage error
+            fail(f"--round-trip-rule: {err}", 2)
     try:
         config = SynthesisConfig.build(max_overcopy, max_repeated_ngrams, min_score, round_trip, beam=beam,
                                        candidates=candidates, shard_size=shard_size, seed=seed, no_repeat=no_repeat,

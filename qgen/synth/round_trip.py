@@ -99,6 +99,25 @@ class RoundTripVerdict:
         return f"round_trip: rule exact, no parse matches the logical form; parse: {self.parse!r}"
 
 
+def check_rules(rules: Mapping[str, str]) -> dict[str, str]:
+    """``rules`` ({logical-form type: rule}) if every type and rule is known and ``answers`` is given
+    to SQL only; else a ``RoundTripSetupError`` naming the bad entries (before any parser loads)."""
+    from parsers import LF_TYPES
+
+    rules = {str(t): str(r) for t, r in rules.items()}
+    unknown = {t: r for t, r in rules.items() if t not in LF_TYPES}
+    if unknown:
+        raise RoundTripSetupError(f"round-trip rule for an unknown logical-form type {unknown}; "
+                                  f"types: {', '.join(LF_TYPES)}")
+    bad = {t: r for t, r in rules.items() if r not in RULES}
+    if bad:
+        raise RoundTripSetupError(f"round-trip rule must be one of {', '.join(RULES)}, got {bad}")
+    misplaced = {t: r for t, r in rules.items() if r == "answers" and t not in ANSWERS_LF_TYPES}
+    if misplaced:
+        raise RoundTripSetupError(f"round-trip rule answers runs SQL parses only, got {misplaced}")
+    return rules
+
+
 class RoundTripFilter:
     """A parser loaded once; ``judge(lf_type, questions, lfs)`` -> one verdict per pair."""
 
@@ -110,13 +129,7 @@ class RoundTripFilter:
         from (CSV/Parquet files or one SQLite database), on which the ``answers`` rule runs parses."""
         self.checkpoint = str(checkpoint)
         self.parser = Parser.load(checkpoint, device, batch_size=batch_size)
-        self.rules = {**DEFAULT_RULES, **(rules or {})}
-        bad = {t: r for t, r in self.rules.items() if r not in RULES}
-        if bad:
-            raise RoundTripSetupError(f"round-trip rule must be one of {', '.join(RULES)}, got {bad}")
-        misplaced = {t: r for t, r in self.rules.items() if r == "answers" and t not in ANSWERS_LF_TYPES}
-        if misplaced:
-            raise RoundTripSetupError(f"round-trip rule answers runs SQL parses only, got {misplaced}")
+        self.rules = {**DEFAULT_RULES, **check_rules(rules or {})}
         self.tables = [str(t) for t in tables]
         self.executor = None
         if self.tables and "answers" in self.rules.values():
@@ -217,8 +230,8 @@ class RoundTripOptions:
     tables: tuple[str, ...] = ()  # the run's tables (--from-tables), on which the answers rule runs parses
 
     def __post_init__(self) -> None:  # rules as hashable pairs, whatever the caller passed (a dict, lists)
-        rules = self.rules.items() if isinstance(self.rules, dict) else self.rules
-        object.__setattr__(self, "rules", tuple(sorted((str(t), str(r)) for t, r in rules)))
+        rules = check_rules(dict(self.rules))  # refused here, before a run starts, not in a shard
+        object.__setattr__(self, "rules", tuple(sorted(rules.items())))
         # absolute, so that a worker in another folder (a Dask cluster's) opens the same files
         object.__setattr__(self, "tables", tuple(str(Path(t).resolve()) for t in self.tables))
         if isinstance(self.threshold, (dict, list, tuple)):

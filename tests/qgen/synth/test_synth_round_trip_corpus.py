@@ -117,3 +117,22 @@ def test_synthesize_command_refuses_a_sparql_parser_for_tables(tiny_checkpoint: 
     assert len(lines) == 1 and lines[0].startswith("error: RoundTripSetupError: ") and "cannot judge sql" in lines[0]
     assert "wrote" not in captured.out
     assert not (out / "manifest.json").exists() and not (out / "pairs").exists()
+
+
+@pytest.mark.parametrize("rule, message", [("sql=bogus", "must be one of exact, score, token, answers"),
+                                           ("graph=exact", "unknown logical-form type"),
+                                           ("sparql=answers", "answers runs SQL parses only")])
+def test_a_bad_round_trip_rule_is_a_usage_error_before_the_run(tiny_checkpoint: Path, parser: Path, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str], rule: str,
+                                                               message: str) -> None:
+    out = tmp_path / "corpus"
+    monkeypatch.setattr(sys, "argv", ["qgen", "synthesize", "--checkpoint", str(tiny_checkpoint), "--out", str(out),
+                                      "--parser", str(parser), "--count", "5", "--round-trip-rule", rule,
+                                      "--from-tables", str(REPO / "tests" / "fixtures" / "samplers" / "lighthouses.csv")])
+    with pytest.raises(SystemExit) as exited:
+        cli.run()
+    assert exited.value.code == 2
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: --round-trip-rule: ") and message in lines[0]
+    assert not out.exists()
