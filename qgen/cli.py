@@ -464,6 +464,8 @@ def downstream(
                                             "or the question alone."),
     generator_candidates: int = typer.Option(1, "--generator-candidates", help="The synthetic question is the first of "
                                               "the generator's N best that passes the faithfulness audit."),
+    questions_per_lf: int = typer.Option(1, "--questions-per-lf", help="Up to N pairs per logical form: the chosen "
+                                          "question and the next candidates that pass the audit."),
     select_on: str = typer.Option("loss", "--select-on", help="Keep each parser's epoch of lowest validation loss "
                                                               "(loss) or best validation exact match (accuracy)."),
 ) -> None:
@@ -475,7 +477,8 @@ def downstream(
                                curve=tuple(int(n) for n in curve.split(",") if n.strip()), seed=seed, hidden=hidden,
                                parser_epochs=parser_epochs, generator_epochs=generator_epochs, max_seconds=max_seconds,
                                parser_header=parser_header, dataset=dataset, select_on=select_on,
-                               generator_candidates=generator_candidates, curve_filter=f"low_synthetic_{curve_filter}")
+                               generator_candidates=generator_candidates, questions_per_lf=questions_per_lf,
+                               curve_filter=f"low_synthetic_{curve_filter}")
     except ValueError as error:
         fail(str(error), 2)
     prep = prep or Path("out") / dataset

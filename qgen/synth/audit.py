@@ -17,7 +17,7 @@ and English; a question can pass them and still be wrong, so the audit bounds er
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from parsers.sparql.prefixes import WELL_KNOWN_PREFIXES
 from parsers.tokens import nl_tokens
@@ -64,9 +64,15 @@ def audit_pair(lf_type: str, logical_form: str, lf_tokens: Sequence[str], questi
 
 def first_passing(lf_type: str, logical_form: str, lf_tokens: Sequence[str], questions: Sequence[str]) -> int | None:
     """The index of the first of ``questions`` (candidates for one logical form, best first) that
-    passes the audit, or None; the logical form is read once for all of them."""
+    passes the audit, or None."""
+    return next(passing(lf_type, logical_form, lf_tokens, questions), None)
+
+
+def passing(lf_type: str, logical_form: str, lf_tokens: Sequence[str], questions: Sequence[str]) -> Iterator[int]:
+    """The indices of ``questions`` (candidates for one logical form) that pass the audit, in order,
+    lazily; the logical form is read once for all of them."""
     facts = _facts(lf_type, logical_form, lf_tokens)
-    return next((i for i, q in enumerate(questions) if _check(facts, logical_form, lf_tokens, q).passed), None)
+    return (i for i, q in enumerate(questions) if _check(facts, logical_form, lf_tokens, q).passed)
 
 
 _Facts = tuple[list[list[str]], list[str], list[str]]  # condition values / entity names, comparisons, aggregates

@@ -39,7 +39,7 @@ from qgen.decode import Hypothesis, beam_search
 from qgen.model import Batch, make_batch
 from qgen.model.vocab import BOS_ID, EOS_ID, PAD_ID
 from qgen.batching import default_max_tokens, token_batches
-from qgen.synth.audit import first_passing
+from qgen.synth.audit import passing
 from qgen.synth.filter import DEFAULT_IGNORED_TOKENS, overcopy_score
 from qgen.synth.schema import PairRow, RejectRow, record_json
 from qgen.train import resolve_device
@@ -92,6 +92,9 @@ class QuestionWriter:
         self.beam, self.alpha, self.max_len = beam, alpha, max_len
         self.no_repeat = no_repeat  # no word right after itself (qgen.decode.block_repeat)
         self.candidates = candidates  # questions of the beam tried against the audit, best first
+        # A dict here collects, per record id, the candidates after the chosen one that pass the audit
+        # too ((question, score), best first): more questions for one logical form (qgen.downstream).
+        self.other_questions: dict[str, list[tuple[str, float]]] | None = None
         self.batch_size, self.max_src_len = batch_size, max_src_len  # batch_size: at most so many LFs a batch
         # Source tokens a batch (rows x longest source, qgen.batching): what fits the device by default.
         self.max_tokens = max_tokens or default_max_tokens(self.device, self.model.cfg, beam)
@@ -200,7 +203,12 @@ class QuestionWriter:
             return best[0]
         finished = [h for h in best if 0 < len(h.ids) < self.max_len]
         questions = [" ".join(self.tgt_vocab.decode(h.ids, oovs)) for h in finished]
-        chosen = first_passing(record.lf_type, record.logical_form, tokens, questions)
+        passed = passing(record.lf_type, record.logical_form, tokens, questions)
+        chosen = next(passed, None)
+        if self.other_questions is not None and chosen is not None:
+            others = dict.fromkeys(questions[i] for i in passed)  # distinct, best first
+            others.pop(questions[chosen], None)
+            self.other_questions[record.id] = [(q, finished[questions.index(q)].score) for q in others]
         return best[0] if chosen is None else finished[chosen]
 
     @staticmethod

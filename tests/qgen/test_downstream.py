@@ -10,7 +10,7 @@ import torch
 
 from qgen.datasets.registry import load_dataset
 from qgen.datasets.wikisql import wikisql_headers
-from qgen.downstream import DownstreamConfig, _row_training_set, load_splits, run_downstream
+from qgen.downstream import DownstreamConfig, _row_training_set, candidate_pairs, load_splits, run_downstream
 from qgen.parse import Parser, evaluate_parser_file
 from qgen.samplers import SamplerStats
 from qgen.samplers.wikisql_pool import ValuePool, sample_queries
@@ -100,6 +100,23 @@ def test_downstream_rows_report_and_settings(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="other settings"):  # never mixes two configurations in one table
         run_downstream(tmp_path / "prep", work, results, DownstreamConfig(**{**TINY.__dict__, "hidden": 32}), FIXTURES,
                        rows=["low"], log=lambda line: None)
+
+
+def test_several_questions_per_logical_form_sit_side_by_side() -> None:
+    from qgen.synth.schema import PairRow
+
+    lf = 'SELECT "Player" FROM "table" WHERE "No." = \'42\''
+    tokens = ["select", "player", "from", "table", "where", "no", ".", "=", "'", "42", "'"]
+    pairs = [PairRow(i, "sql", lf, tokens, "who wears 42 ?", -0.1, 0, 0.5) for i in ("s1", "s2")]
+    others = {"s1": [("which player wears 42 ?", -0.2), ("who is the player wearing no . 42 ?", -0.3)]}
+    header = {"s1": ["Player", "No."], "s2": ["Player", "No."]}
+    two = candidate_pairs(pairs, others, 2, header)
+    assert [(c["id"], c["question"], c["score"]) for c in two] == [
+        ("s1", "who wears 42 ?", -0.1), ("s1#2", "which player wears 42 ?", -0.2), ("s2", "who wears 42 ?", -0.1)]
+    assert all(c["header"] == ["Player", "No."] and c["lf_tokens"] == tokens and c["overcopy_keep"] for c in two)
+    assert [c["id"] for c in candidate_pairs(pairs, others, 1, header)] == ["s1", "s2"]
+    with pytest.raises(ValueError, match="questions_per_lf must be between 1 and generator_candidates"):
+        DownstreamConfig(questions_per_lf=3, generator_candidates=2)
 
 
 def _webqsp_folder(root: Path) -> Path:

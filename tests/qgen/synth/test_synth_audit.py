@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from parsers import tokenize_lf
-from qgen.synth.audit import AuditResult, audit_pair, audit_statistics, first_passing, merge_audit_statistics
+from qgen.synth.audit import AuditResult, audit_pair, audit_statistics, first_passing, merge_audit_statistics, passing
 
 HEIGHT = "SELECT name FROM lighthouses WHERE region = 'North Shore' AND \"Year lit\" < 1990"
 
@@ -112,3 +112,4 @@ def test_first_passing_picks_the_best_candidate_that_passes() -> None:
     assert first_passing("sql", sql, [], candidates) == 2
     assert first_passing("sql", sql, [], candidates[:2]) is None
     assert first_passing("mr", "name[x]", [], ["anything"]) == 0  # a type the audit does not read passes
+    assert list(passing("sql", sql, [], candidates)) == [2, 3]

@@ -204,5 +204,11 @@ def test_candidates_write_the_first_question_that_passes_the_audit(checkpoint: P
     assert best_passes.question == "what is the capital of paris ?"  # type: ignore[union-attr]
     [none_pass] = writer.write([record(2, "nantes")])
     assert none_pass.question == "what is the capital of paris ?"  # type: ignore[union-attr]
+    writer.other_questions = {}  # the candidates after the chosen one that pass too, distinct, best first
+    also = hypothesis("the capital of bali is what ?", -0.3)
+    monkeypatch.setattr(generator_module, "beam_search",
+                        lambda *args, **kwargs: [[wrong, right, also, right] for _ in range(len(args[1].oovs))])
+    writer.write([record(0, "bali"), record(2, "nantes")])
+    assert writer.other_questions == {"q0": [("the capital of bali is what ?", pytest.approx(-0.3))]}
     with pytest.raises(ValueError, match="candidates must be between 1 and the beam size 2"):
         QuestionWriter(checkpoint, beam=2, candidates=3)
