@@ -13,18 +13,26 @@ class CoverageUpdater(nn.Module):
         super().__init__()
         self.cell = nn.GRUCell(1 + 2 * hidden_size, coverage_dim)
 
+    def project(self, memory: torch.Tensor) -> torch.Tensor:
+        """memory (batch, src_len, h) -> W_h h (batch, src_len, 3c), the input projection's memory part.
+        Linear in h, so the decoder keeps it in its state and the scratchpad's write updates it."""
+        hidden = memory.size(-1)
+        return torch.nn.functional.linear(memory, self.cell.weight_ih[:, -hidden:])
+
     def forward(self, coverage: torch.Tensor, weights: torch.Tensor, state: torch.Tensor,
-                memory: torch.Tensor) -> torch.Tensor:
-        """coverage (batch, src_len, c), weights (batch, src_len), state (batch, h), memory (batch, src_len, h).
+                projected: torch.Tensor) -> torch.Tensor:
+        """coverage (batch, src_len, c), weights (batch, src_len), state (batch, h), projected =
+        ``project(memory)`` (batch, src_len, 3c).
 
         The GRU cell's equations (torch.nn.GRUCell's, with its parameters), its input projection split
         by parts: W [beta; s; h_i] = w_beta beta_i + W_s s + W_h h_i, so the decoder state is projected
-        once per example instead of once per position, and no (batch, src_len, 1 + 2h) input is built.
+        once per example instead of once per position, the memory once per run (``project``), and no
+        (batch, src_len, 1 + 2h) input is built.
         """
         cell = self.cell
-        w_beta, w_state, w_memory = cell.weight_ih.split([1, state.size(-1), memory.size(-1)], dim=1)
+        w_beta, w_state = cell.weight_ih[:, :1], cell.weight_ih[:, 1:1 + state.size(-1)]
         per_step = torch.nn.functional.linear(state, w_state, cell.bias_ih).unsqueeze(1)  # (batch, 1, 3c)
-        gates_in = torch.nn.functional.linear(memory, w_memory) + weights.unsqueeze(-1) * w_beta.squeeze(1) + per_step
+        gates_in = projected + weights.unsqueeze(-1) * w_beta.squeeze(1) + per_step
         gates_hidden = torch.nn.functional.linear(coverage, cell.weight_hh, cell.bias_hh)  # (batch, src_len, 3c)
         in_r, in_z, in_n = gates_in.chunk(3, dim=-1)
         hid_r, hid_z, hid_n = gates_hidden.chunk(3, dim=-1)

@@ -21,6 +21,8 @@ never projects the whole memory again.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import torch
 from torch import nn
 
@@ -58,15 +60,19 @@ class Decoder(nn.Module):
                                       gate_hidden=units if cfg.gates == "mlp" else 0)
                            if cfg.memory != "none" else None)
 
-    def projections(self) -> dict[str, nn.Module]:
+    def projections(self) -> dict[str, Callable[[torch.Tensor], torch.Tensor]]:
         """The linear maps of the memory kept in the state, by state key: rewritten with the memory."""
-        maps: dict[str, nn.Module] = {}
+        maps: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {}
         if isinstance(self.read_attention, MLPAttention):
             maps["keys_read"] = self.read_attention.key
         if isinstance(self.generator, CopyGenerator) and isinstance(self.generator.copy_attention, MLPAttention):
             maps["keys_copy"] = self.generator.copy_attention.key
-        if self.scratchpad is not None and self.scratchpad.gate_out is not None:
+        # Kept for the linear gate and coverage too: a few numbers a position are cheaper to keep and
+        # write than a pass over the whole memory each step (decoding is bound by such passes).
+        if self.scratchpad is not None:
             maps["keys_gate"] = self.scratchpad.gate_memory
+        if self.coverage is not None:
+            maps["keys_coverage"] = self.coverage.project
         return maps
 
     def per_example_keys(self) -> set[str]:
@@ -125,11 +131,11 @@ class Decoder(nn.Module):
         else:
             log_probs, written_context = self.generator(post), read_context
         if self.coverage is not None:
-            new_state["coverage"] = self.coverage(state["coverage"], attns["copy"], post, memory)
+            new_state["coverage"] = self.coverage(state["coverage"], attns["copy"], post, state["keys_coverage"])
             attns["coverage"] = new_state["coverage"]
         if self.scratchpad is not None:
             focus = attns.get("copy", read)  # the attention whose context is written (Eq. 12-14)
-            projected = state["keys_gate"] if "keys_gate" in state else self.scratchpad.project(memory)
+            projected = state["keys_gate"]
             alpha, update = self.scratchpad.gate(post, written_context, projected, focus)  # (b, T, 1), (b, 1, h)
             new_state["memory"] = write(memory, alpha, update, mask)
             for key, projection in self.projections().items():  # Eq. 12 on W h: W h' = a W h + (1 - a) W u

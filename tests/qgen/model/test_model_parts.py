@@ -212,7 +212,7 @@ def test_coverage_update_is_the_gru_cell_on_the_whole_input() -> None:
     state, memory = torch.randn(2, 6), torch.randn(2, 5, 6)
     inputs = torch.cat([weights.unsqueeze(-1), state.unsqueeze(1).expand(-1, 5, -1), memory], dim=-1)
     expected = updater.cell(inputs.reshape(10, -1), coverage.reshape(10, 4)).view(2, 5, 4)
-    torch.testing.assert_close(updater(coverage, weights, state, memory), expected, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(updater(coverage, weights, state, updater.project(memory)), expected, rtol=1e-5, atol=1e-6)
 
 
 def test_scratchpad_write_is_eq12_and_leaves_padding_exactly() -> None:
