@@ -536,7 +536,7 @@ def _readme(m: dict) -> str:
              "|---|---:|---:|---:|---:|---:|"]
     rows = ["low", "low_synthetic_unfiltered", "low_synthetic_overcopy", "low_synthetic_round_trip",
             "low_synthetic_round_trip_score", "low_synthetic_round_trip_token", "low_synthetic_round_trip_exact",
-            "low_synthetic_both", *sorted(k for k in em if k.startswith(("curve_", FINETUNE))), "full"]
+            "low_synthetic_both", *sorted((k for k in em if k.startswith(("curve_", FINETUNE))), key=_by_size), "full"]
     for name in rows:
         if name not in em:
             continue
@@ -557,6 +557,13 @@ def _readme(m: dict) -> str:
               f"Reproduce: `qgen preprocess {dataset} --out out/{dataset} && {m['command']}` (rows may run apart "
               "with `--rows`; the report collects every finished row).", ""]
     return "\n".join(lines)
+
+
+def _by_size(row: str) -> tuple:
+    """Sort key: ``curve_6000`` before ``curve_12000`` (numbers compare as numbers), then by name."""
+    import re
+
+    return tuple((1, int(part), "") if part.isdigit() else (0, 0, part) for part in re.split(r"(\d+)", row))
 
 
 def _command(cfg: DownstreamConfig) -> str:
