@@ -578,7 +578,7 @@ def _command(cfg: DownstreamConfig) -> str:
         if value != getattr(defaults, field_name) and value is not None:  # None: no budget, the option unset
             options.append(f"{option} {value:g}")
     if cfg.curve != defaults.curve:
-        options.append(f"--curve {','.join(str(n) for n in cfg.curve)}")
+        options.append(f"--curve {','.join(str(n) for n in cfg.curve)}" if cfg.curve else '--curve ""')
     if not cfg.parser_header and cfg.dataset == "wikisql":
         options.append("--question-only")
     if cfg.select_on != defaults.select_on:
