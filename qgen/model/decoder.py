@@ -15,9 +15,9 @@ State update, two step orders (``ModelConfig.attention``):
 Either way the post-read state s'_t = tanh(W [s_t ; c_t]) feeds the output layer, the copy
 attention, p_gen, coverage and the scratchpad write (the "s_t" of Eq. 5-16).
 
-The MLP scores and the MLP write gate keep their projections of the memory in the state ("keys_*",
-(batch, src_len, A)); the scratchpad write updates them with its own gate (memory.write), so a step
-never projects the whole memory again.
+The MLP scores, the write gate (MLP or linear) and coverage keep their projections of the memory in
+the state ("keys_*", (batch, src_len, A)); the scratchpad write updates them with its own gate
+(memory.write), so a step never projects the whole memory again.
 """
 from __future__ import annotations
 
