@@ -222,6 +222,8 @@ def run_downstream(prep_dir: str | Path, work_dir: str | Path, results_dir: str 
                                      beam=cfg.eval_beam)
         result = {"row": row, "train_pairs": len(train_set), "dev_lf_em": evaluation["lf_exact_match"],
                   "dev_examples": evaluation["examples"], "seconds": round(time.perf_counter() - started, 1)}
+        if "parts" in evaluation:  # WikiSQL: sel, agg, conditions apart
+            result["dev_parts"] = evaluation["parts"]
         _write_json(work / "rows" / row / "result.json", result)
         (work / "rows" / row / "predictions.txt").write_text("\n".join(evaluation["predictions"]) + "\n")
         log(f"{row}: dev LF exact match {result['dev_lf_em']:.4f} ({len(train_set)} training pairs)")
@@ -489,6 +491,7 @@ def write_report(work: Path, results_dir: str | Path, cfg: DownstreamConfig, spl
             spread.setdefault(base, {str(cfg.seed): rows[base]["dev_lf_em"]})[str(seed)] = r["dev_lf_em"]
     metrics = {
         "dev_lf_em": {name: r["dev_lf_em"] for name, r in rows.items()},
+        "dev_parts": {name: r["dev_parts"] for name, r in rows.items() if "dev_parts" in r},
         "dev_lf_em_by_parser_seed": spread,
         "synthetic_pairs": {"drawn": len(candidates), **sizes},
         "audit_pass_rate": audit,

@@ -144,3 +144,27 @@ def _column(tokens: list[str], header_tokens: Sequence[Sequence[str]] | None) ->
             if " ".join(t.lower() for t in column) == name:
                 return index
     return name
+
+
+WIKISQL_PARTS = ("sel", "agg", "where_columns_operators", "where")
+
+
+def wikisql_part_accuracy(predictions: Sequence[Sequence[str]], golds: Sequence[Sequence[str]]) -> dict[str, float | int]:
+    """Where a parser goes wrong, part by part: the share of questions whose parse has the gold ``sel``,
+    ``agg``, set of condition (column, operator) and set of conditions, over the questions whose gold
+    tokens are a WikiSQL query (``examples``); a parse that is not one gets every part wrong."""
+    hits = dict.fromkeys(WIKISQL_PARTS, 0)
+    examples = 0
+    for predicted, gold in zip(predictions, golds):
+        want = wikisql_structure(gold)
+        if want is None:
+            continue
+        examples += 1
+        got = wikisql_structure(predicted)
+        if got is None:
+            continue
+        hits["sel"] += got["sel"] == want["sel"]
+        hits["agg"] += got["agg"] == want["agg"]
+        hits["where_columns_operators"] += sorted(c[:2] for c in got["conds"]) == sorted(c[:2] for c in want["conds"])
+        hits["where"] += got["conds"] == want["conds"]
+    return {"examples": examples, **{part: hits[part] / examples if examples else 0.0 for part in WIKISQL_PARTS}}

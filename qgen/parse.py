@@ -23,7 +23,7 @@ import torch
 
 from qgen.data import Pair, group_of
 from qgen.decode import beam_search, forced_token_log_probs, normalise
-from qgen.lf_canonical import same_logical_form
+from qgen.lf_canonical import same_logical_form, wikisql_part_accuracy
 from qgen.model import make_batch
 
 TASKS = ("generate", "parse")
@@ -145,8 +145,11 @@ def evaluate_parser(parser: Parser, pairs: Sequence[Pair], lf_type: str, beam: i
     questions = [p.src for p in pairs]
     parses = parser.parse(questions, beam=beam)
     hits = [bool(best) and same_logical_form(best[0][0], pair.tgt, lf_type) for best, pair in zip(parses, pairs)]
-    return {"examples": len(pairs), "hits": sum(hits), "lf_exact_match": sum(hits) / len(pairs) if pairs else None,
-            "beam": beam, "predictions": [" ".join(best[0][0]) if best else "" for best in parses]}
+    result = {"examples": len(pairs), "hits": sum(hits), "lf_exact_match": sum(hits) / len(pairs) if pairs else None,
+              "beam": beam, "predictions": [" ".join(best[0][0]) if best else "" for best in parses]}
+    if lf_type == "sql":  # which part of a WikiSQL query the parser gets wrong
+        result["parts"] = wikisql_part_accuracy([best[0][0] if best else [] for best in parses], [p.tgt for p in pairs])
+    return result
 
 
 def calibrate(checkpoint: str | Path, valid_pairs: Sequence[Pair], percentile: float = CALIBRATION_PERCENTILE) -> dict:
@@ -193,7 +196,8 @@ def evaluate_parser_file(checkpoint: str | Path, examples: str | Path, out_dir: 
     for lf_type in sorted({types[p.id] for p in pairs}):
         chosen = [p for p in pairs if types[p.id] == lf_type]
         result = evaluate_parser(parser, chosen, lf_type, beam)
-        metrics["by_type"][lf_type] = {"examples": result["examples"], "lf_exact_match": result["lf_exact_match"]}
+        metrics["by_type"][lf_type] = {"examples": result["examples"], "lf_exact_match": result["lf_exact_match"],
+                                       **({"parts": result["parts"]} if "parts" in result else {})}
         hits += result["hits"]
         predictions.update({p.id: text for p, text in zip(chosen, result["predictions"])})
     metrics["examples_scored"] = len(pairs)

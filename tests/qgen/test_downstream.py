@@ -49,6 +49,8 @@ def test_downstream_rows_report_and_settings(tmp_path: Path) -> None:
                 "low_synthetic_round_trip_score", "low_synthetic_round_trip_token", "low_synthetic_round_trip_exact",
                 "low_synthetic_both", "curve_6", "full"}
     assert set(em) == expected and all(0.0 <= v <= 1.0 for v in em.values())
+    assert set(metrics["dev_parts"]) == expected  # sel, agg and conditions apart, per row
+    assert set(metrics["dev_parts"]["low"]) == {"examples", "sel", "agg", "where_columns_operators", "where"}
     assert metrics["synthetic_pairs"]["drawn"] <= 12
     assert metrics["train_pairs"]["full"] > metrics["train_pairs"]["low"]
     assert metrics["train_pairs"]["low_synthetic_unfiltered"] == (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from parsers import tokenize_lf
-from qgen.lf_canonical import canonical_tokens, same_logical_form, wikisql_structure
+from qgen.lf_canonical import canonical_tokens, same_logical_form, wikisql_part_accuracy, wikisql_structure
 
 
 def toks(text: str) -> list[str]:
@@ -114,3 +114,18 @@ def test_a_parse_over_another_table_is_no_match() -> None:
     """A corpus from several tables: the same column and condition on another table is another query."""
     assert not same_logical_form(toks("select destination from ferries where operator = ' x '"),
                                  toks("select destination from festivals where operator = ' x '"), "sql")
+
+
+def test_wikisql_part_accuracy_scores_each_part_apart() -> None:
+    gold = "select position from table where school = ' butler cc ' and no . = ' 4 '".split()
+    predictions = [
+        "select position from table where no . = ' 4 ' and school = ' butler cc '".split(),  # all right
+        "select count ( position ) from table where player = ' butler cc ' and no . = ' 4 '".split(),  # agg, a column
+        "select player from table where school = ' butler ' and no . = ' 4 '".split(),  # sel, a value
+        "not a query".split(),  # every part wrong
+        gold,  # its gold is not a query: not counted
+    ]
+    parts = wikisql_part_accuracy(predictions, [gold] * 4 + [["select"]])
+    assert parts == {"examples": 4, "sel": 0.5, "agg": 0.5, "where_columns_operators": 0.5, "where": 0.25}
+    assert wikisql_part_accuracy([], []) == {"examples": 0, "sel": 0.0, "agg": 0.0, "where_columns_operators": 0.0,
+                                             "where": 0.0}

@@ -151,3 +151,5 @@ def test_evaluate_command_scores_a_parser_per_logical_form_type(examples: Path, 
     ids = (tmp_path / "eval" / "ids.txt").read_text().splitlines()
     assert metrics["examples_scored"] == len(ids) == len((tmp_path / "eval" / "predictions.txt").read_text().splitlines())
     assert set(metrics["by_type"]) == {"sparql", "sql"} and 0.0 <= metrics["lf_exact_match"] <= 1.0
+    assert set(metrics["by_type"]["sql"]["parts"]) == {"examples", "sel", "agg", "where_columns_operators", "where"}
+    assert "parts" not in metrics["by_type"]["sparql"]  # the parts are WikiSQL's
