@@ -121,7 +121,7 @@ def question_flops(model: torch.nn.Module, results: list, beam: int = 4) -> tupl
 def measured_matmul_flops(device: torch.device, n: int = 1024) -> float:
     """The device's sustained float32 matmul rate (what a well-batched GRU step can reach); decoding
     runs in float32. The best of three timings: a floor is the device's rate, and one timing of a
-    tenth of a second on a CPU swung from 54 to 250 GFLOP/s with what else the machine ran."""
+    tenth of a second on a CPU swung from 54 to 296 GFLOP/s with what else the machine ran."""
     n = n if device.type == "cpu" else 8192
     a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
     torch.mm(a, b)

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -564,8 +565,6 @@ def _readme(m: dict) -> str:
 
 def _by_size(row: str) -> tuple:
     """Sort key: ``curve_6000`` before ``curve_12000`` (numbers compare as numbers), then by name."""
-    import re
-
     return tuple((1, int(part), "") if part.isdigit() else (0, 0, part) for part in re.split(r"(\d+)", row))
 
 

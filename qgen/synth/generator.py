@@ -206,9 +206,11 @@ class QuestionWriter:
         passed = passing(record.lf_type, record.logical_form, tokens, questions)
         chosen = next(passed, None)
         if self.other_questions is not None and chosen is not None:
-            others = dict.fromkeys(questions[i] for i in passed)  # distinct, best first
-            others.pop(questions[chosen], None)
-            self.other_questions[record.id] = [(q, finished[questions.index(q)].score) for q in others]
+            others: dict[str, float] = {}  # distinct questions, best first, each with its own score
+            for i in passed:
+                if questions[i] != questions[chosen]:
+                    others.setdefault(questions[i], finished[i].score)
+            self.other_questions[record.id] = list(others.items())
         return best[0] if chosen is None else finished[chosen]
 
     @staticmethod
