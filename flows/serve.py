@@ -16,6 +16,8 @@ files) then runs the scheduled runs. Either way the runs need a Prefect server w
 from __future__ import annotations
 
 import asyncio
+import signal
+import threading
 from pathlib import Path
 from typing import Any, Optional
 
@@ -49,16 +51,52 @@ def deployment_parameters(checkpoint: str, out: str, from_graph: Optional[str] =
     return {k: v for k, v in params.items() if v is not None}
 
 
+class Terminated(Exception):
+    """SIGTERM arrived before Prefect's runner took the signal over."""
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
 def serve_synthesis(parameters: dict[str, Any], cron: str = "0 3 * * *", name: str = DEPLOYMENT,
                     timezone: Optional[str] = None, run_once: bool = False) -> str:
-    """Register the scheduled deployment and serve it; returns its id (after the runner stops)."""
+    """Register the scheduled deployment and serve it; returns its id (after the runner stops).
+
+    Prefect's runner pauses the schedule on SIGTERM only once ``start`` has installed its handler,
+    but ``add_flow`` registers the deployment (active) before that: a SIGTERM in between would kill
+    the process with the schedule left active. Our own handler covers that window, and whatever
+    way serving ends, the deployment is paused here too (pausing twice is harmless)."""
     runner = Runner(name=f"qgen-{name}", pause_on_shutdown=not run_once, limit=1)
     schedule = Cron(cron, timezone=timezone) if timezone else Cron(cron)
-    deployment_id = runner.add_flow(synthesize_flow, name=name, schedules=[schedule], parameters=parameters,
-                                    description="A scheduled synthetic-corpus run (qgen serve)",
-                                    tags=["qgen", "synthesis"], entrypoint_type=EntrypointType.MODULE_PATH)
-    asyncio.run(runner.start(run_once=run_once))
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
+    deployment_id = None
+    try:
+        deployment_id = runner.add_flow(synthesize_flow, name=name, schedules=[schedule], parameters=parameters,
+                                        description="A scheduled synthetic-corpus run (qgen serve)",
+                                        tags=["qgen", "synthesis"], entrypoint_type=EntrypointType.MODULE_PATH)
+        asyncio.run(runner.start(run_once=run_once))
+    except (Terminated, SystemExit):
+        pass  # a SIGTERM: stop serving (SystemExit is Prefect's own handler's way out)
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous)
+        if not run_once:
+            _pause(f"{synthesize_flow.name}/{name}")
     return str(deployment_id)
+
+
+def _pause(deployment_name: str) -> None:
+    """Pause the named deployment if it was registered (a SIGTERM may have come before)."""
+    from prefect import get_client
+
+    with get_client(sync_client=True) as client:
+        try:
+            deployment = client.read_deployment_by_name(deployment_name)
+        except Exception:  # noqa: BLE001 - never registered: nothing to pause
+            return
+        client.pause_deployment(deployment.id)
 
 
 def deploy_to_work_pool(parameters: dict[str, Any], work_pool: str, cron: str = "0 3 * * *",

@@ -128,3 +128,29 @@ def test_sigterm_stops_serving_and_pauses_the_schedule(harness: None, tmp_path: 
     with get_client(sync_client=True) as client:
         deployment = client.read_deployment_by_name("qgen-synthesize/terminated")
     assert served.returncode is not None and deployment.paused, output
+
+
+def test_sigterm_between_registration_and_serving_still_pauses(harness: None) -> None:
+    """add_flow registers the schedule before Prefect's runner installs its SIGTERM handler: a SIGTERM
+    in that window must not leave the schedule active behind a dead process."""
+    import asyncio
+    import os
+    import signal
+    import threading
+
+    from flows.serve import deployment_parameters, serve_synthesis
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signal handlers need the main thread")
+
+    async def terminated_before_start(self: object, run_once: bool = False) -> None:
+        os.kill(os.getpid(), signal.SIGTERM)  # as systemd would, before the runner's own handler
+        await asyncio.sleep(30)
+
+    parameters = deployment_parameters("best.pt", "out", from_graph="g.ttl")
+    before = signal.getsignal(signal.SIGTERM)
+    with patch("flows.serve.Runner.start", terminated_before_start):
+        serve_synthesis(parameters, name="early-term")
+    with get_client(sync_client=True) as client:
+        deployment = client.read_deployment_by_name("qgen-synthesize/early-term")
+    assert deployment.paused and signal.getsignal(signal.SIGTERM) is before
