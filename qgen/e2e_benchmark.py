@@ -80,15 +80,17 @@ def train_selecting_on_bleu(name: str, model_cfg, train_cfg, train_pairs, valid_
     from qgen.datasets import e2e_bpe
     from qgen.dev_selection import train_selecting_on_dev
     from qgen.metrics import e2e_official
-    from qgen.train import train
+    from qgen.train import resolve_device, train
 
     say = lambda line: log(f"  {name}: {line}")  # noqa: E731
+    device = resolve_device(train_cfg.device)  # decode dev where the run trains (a GPU's 33M-parameter model on
+    # the CPU made each epoch's dev decoding outlast the epoch itself)
 
     def train_to(epoch: int):
         return train(train_pairs, valid_pairs, model_cfg, replace(train_cfg, epochs=epoch), run_dir, log=say)
 
     def dev_bleu(checkpoint: Path) -> tuple[float, list]:
-        model, src_vocab, tgt_vocab, _ = load_checkpoint(checkpoint)
+        model, src_vocab, tgt_vocab, _ = load_checkpoint(checkpoint, device)
         outputs = decode_mrs(model, src_vocab, tgt_vocab, list(references.mrs), segment, beam, e2e_bpe.MAX_TOKENS)
         return e2e_official.bleu(outputs, references.references), outputs
 

@@ -94,7 +94,7 @@ def run_row(domain: str, row: str, cfg: WenBenchConfig, work_dir: Path, data_dir
     from qgen.dev_selection import BEST, train_selecting_on_dev
     from qgen.metrics import wen
     from qgen.model import VARIANTS
-    from qgen.train import TrainConfig, train
+    from qgen.train import TrainConfig, resolve_device, train
     from qgen.version import code_version
 
     run_dir = work_dir / domain / f"{row}_seed{cfg.seed}"
@@ -111,18 +111,19 @@ def run_row(domain: str, row: str, cfg: WenBenchConfig, work_dir: Path, data_dir
     train_cfg = TrainConfig(epochs=1, batch_size=cfg.batch_size, learning_rate=cfg.learning_rate,
                             optimizer=cfg.optimizer, teacher_forcing=1.0, seed=cfg.seed, max_tgt_len=MAX_LEN)
     say = lambda line: log(f"[{domain} {row}] {line}")  # noqa: E731
+    device = resolve_device(train_cfg.device)  # dev and test decode where the run trains
 
     def train_to(epoch: int):
         return train([e.pair for e in splits["train"]], [e.pair for e in splits["dev"]], variant.model,
                      replace(train_cfg, epochs=epoch), run_dir, log=say)
 
     def dev_bleu(checkpoint: Path) -> tuple[float, list]:
-        model, src_vocab, tgt_vocab, _ = load_checkpoint(checkpoint)
+        model, src_vocab, tgt_vocab, _ = load_checkpoint(checkpoint, device)
         outputs = _texts(decode(model, src_vocab, tgt_vocab, splits["dev"], cfg.beam, rerank), splits["dev"], domain)
         return wen.bleu(outputs, dev_set.references), outputs
 
     state = train_selecting_on_dev(run_dir, cfg.epochs, train_to, dev_bleu, cfg.patience, cfg.max_seconds, say)
-    model, src_vocab, tgt_vocab, _ = load_checkpoint(run_dir / BEST)
+    model, src_vocab, tgt_vocab, _ = load_checkpoint(run_dir / BEST, device)
     began = time.perf_counter()
     outputs = _texts(decode(model, src_vocab, tgt_vocab, splits["test"], cfg.beam, rerank), splits["test"], domain)
     test_decode_s = time.perf_counter() - began

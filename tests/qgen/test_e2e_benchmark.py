@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
 import torch
 from typer.testing import CliRunner
 
+from qgen import checkpoint
 from qgen.cli import app
 from qgen.e2e_benchmark import E2EBenchConfig, run_e2e_benchmark
 from qgen.metrics.e2e_official import read_references
@@ -20,8 +22,16 @@ torch.set_num_threads(1)
 def test_a_row_trains_per_seed_and_its_seeds_decode_test_as_one_ensemble(tmp_path: Path) -> None:
     cfg = E2EBenchConfig(epochs=2, seeds=(1, 2), java_metrics=False, hidden=16, embedding=8, batch_size=8,
                          learning_rate=1e-2, device="cpu")
-    readme = run_e2e_benchmark(["zhang_caencoder_attreg"], cfg, tmp_path / "work", tmp_path / "results", FIXTURES,
-                               log=lambda _: None)
+    loaded_to, original = [], checkpoint.load_checkpoint
+
+    def load_checkpoint(path, device="cpu"):  # where each checkpoint goes: the run's device, never a default
+        loaded_to.append(device)
+        return original(path, device)
+
+    with patch("qgen.checkpoint.load_checkpoint", load_checkpoint):
+        readme = run_e2e_benchmark(["zhang_caencoder_attreg"], cfg, tmp_path / "work", tmp_path / "results",
+                                   FIXTURES, log=lambda _: None)
+    assert loaded_to and all(isinstance(d, torch.device) for d in loaded_to)
     out = tmp_path / "results" / "e2e-zhang"
     report = json.loads((out / "metrics.json").read_text())
     assert set(report["dev"]) == {"zhang_caencoder_attreg_seed1", "zhang_caencoder_attreg_seed2"}
