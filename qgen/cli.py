@@ -466,6 +466,8 @@ def downstream(
                                               "the generator's N best that passes the faithfulness audit."),
     questions_per_lf: int = typer.Option(1, "--questions-per-lf", help="Up to N pairs per logical form: the chosen "
                                           "question and the next candidates that pass the audit."),
+    generator_sampling: float = typer.Option(0.0, "--generator-sampling", help="Draw the generator's candidates at "
+                                              "this temperature instead of taking the beam's best (0: beam)."),
     select_on: str = typer.Option("loss", "--select-on", help="Keep each parser's epoch of lowest validation loss "
                                                               "(loss) or best validation exact match (accuracy)."),
 ) -> None:
@@ -478,7 +480,7 @@ def downstream(
                                parser_epochs=parser_epochs, generator_epochs=generator_epochs, max_seconds=max_seconds,
                                parser_header=parser_header, dataset=dataset, select_on=select_on,
                                generator_candidates=generator_candidates, questions_per_lf=questions_per_lf,
-                               curve_filter=f"low_synthetic_{curve_filter}")
+                               generator_sampling=generator_sampling, curve_filter=f"low_synthetic_{curve_filter}")
     except ValueError as error:
         fail(str(error), 2)
     prep = prep or Path("out") / dataset

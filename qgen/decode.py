@@ -1,4 +1,4 @@
-"""Decoding over the step function: greedy and batched beam search with length normalisation.
+"""Decoding over the step function: greedy, sampling and batched beam search with length normalisation.
 
 Both work with any model that has ``start(batch) -> state`` and ``step(prev, state)`` with a
 batch-first state, so beams are reordered with ``{k: v[idx] for k, v in state.items()}``.
@@ -77,6 +77,44 @@ def greedy(model: torch.nn.Module, batch: Batch, max_len: int = 40, keep_attenti
         if keep_attention:
             hyp.attns = {k: [a[k][row] for a in attn_steps[: length + 1]] for k in attn_steps[0]} if attn_steps else {}
         out.append(hyp)
+    return out
+
+
+@torch.inference_mode()
+def sample(model: torch.nn.Module, batch: Batch, num: int = 1, max_len: int = 40, temperature: float = 1.0,
+           alpha: float = 1.0, no_repeat: bool = False, generator: torch.Generator | None = None) -> list[list[Hypothesis]]:
+    """``num`` questions per example drawn token by token from the model's distribution (softmax of the
+    log-probabilities over ``temperature``), in the order drawn; each hypothesis's ``log_prob`` is under
+    the model itself (temperature 1).
+
+    Why: the beam's best questions are the model's most generic ones. Synthetic sources for training
+    the reverse model (back-translation) help more when sampled than when taken from the beam (Edunov et
+    al. 2018, "Understanding Back-Translation at Scale"): they keep the variety of the real ones.
+    """
+    device = batch.src.device
+    size = len(batch) * num
+    state = model.start(batch)
+    state = _reorder(state, torch.arange(len(batch), device=device).repeat_interleave(num))
+    prev = torch.full((size,), BOS_ID, dtype=torch.long, device=device)
+    done = torch.zeros(size, dtype=torch.bool, device=device)
+    total = torch.zeros(size, device=device)
+    steps: list[torch.Tensor] = []
+    for _ in range(max_len):
+        log_probs, state, _ = model.step(prev, state)
+        if no_repeat:
+            log_probs = block_repeat(log_probs, prev)
+        drawn = torch.multinomial(torch.softmax(log_probs.float() / temperature, dim=1), 1, generator=generator)
+        prev = drawn.squeeze(1)
+        total = total + log_probs.gather(1, drawn).squeeze(1).masked_fill(done, 0.0)
+        steps.append(prev.masked_fill(done, EOS_ID))
+        done = done | (prev == EOS_ID)
+        if bool(done.all()):
+            break
+    out: list[list[Hypothesis]] = [[] for _ in range(len(batch))]
+    for row, seq in enumerate(torch.stack(steps, dim=1).tolist()):
+        length = seq.index(EOS_ID) if EOS_ID in seq else len(seq)
+        log_prob = float(total[row])
+        out[row // num].append(Hypothesis(seq[:length], normalise(log_prob, length + 1, alpha), log_prob))
     return out
 
 

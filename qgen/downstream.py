@@ -91,6 +91,9 @@ class DownstreamConfig:
     # that pass the audit too (Guo et al. 2018 find diverse questions help the parser); each is judged
     # by the round-trip rules on its own.
     questions_per_lf: int = 1
+    # T > 0: the generator's candidates are drawn at temperature T instead of taken from the beam
+    # (qgen.decode.sample: sampled back-translations keep the variety of real questions).
+    generator_sampling: float = 0.0
     eval_beam: int = 1
     parser_header: bool = True  # a WikiSQL parser reads question + table header (qgen.table_context)
     dataset: str = "wikisql"  # or "webqsp"
@@ -103,6 +106,8 @@ class DownstreamConfig:
             raise ValueError(f"the downstream benchmark runs on {' or '.join(LF_TYPES)}, got {self.dataset!r}")
         if self.curve_filter not in FILTER_ROWS:
             raise ValueError(f"curve_filter must be one of {', '.join(FILTER_ROWS)}, got {self.curve_filter!r}")
+        if self.generator_sampling < 0:
+            raise ValueError(f"generator_sampling is a temperature (0: beam search), got {self.generator_sampling}")
         if not 1 <= self.questions_per_lf <= max(self.generator_candidates, 1):
             raise ValueError(f"questions_per_lf must be between 1 and generator_candidates "
                              f"({self.generator_candidates}), got {self.questions_per_lf}")
@@ -327,7 +332,8 @@ def _synthesize(work: Path, splits: Splits, generator: Path, parser: Path, cfg: 
     timings["sample"] = round(time.perf_counter() - started, 1)
     started = time.perf_counter()
     writer = QuestionWriter(generator, beam=max(cfg.generator_beam, cfg.generator_candidates), device="cpu",
-                            batch_size=64, candidates=cfg.generator_candidates)
+                            batch_size=64, candidates=cfg.generator_candidates,
+                            sampling=cfg.generator_sampling, seed=cfg.seed)
     if cfg.questions_per_lf > 1:
         writer.other_questions = {}
     results = writer.write(records)
@@ -525,9 +531,11 @@ def _readme(m: dict) -> str:
              "Every parser (`copynet_extended`) reads " + ("the question followed by its table's header "
              "(`qgen.table_context`)" if header else "the question only") + "; "
              "`finetune_<row>` is `<row>`'s parser trained further on the low labels alone. "
-             + (f"Each synthetic question is the first of the generator's {m['config']['generator_candidates']} best "
-                "that passes the faithfulness audit (else the best). " if m["config"].get("generator_candidates", 1) > 1
-                else "") +
+             + (f"Each synthetic question is the first of the generator's {m['config']['generator_candidates']} "
+                + (f"questions drawn at temperature {m['config']['generator_sampling']:g} "
+                   if m["config"].get("generator_sampling") else "best ")
+                + "that passes the faithfulness audit (else the first). "
+                if m["config"].get("generator_candidates", 1) > 1 else "") +
              (f"Each logical form gives up to {m['config']['questions_per_lf']} pairs: that question and the next "
               "distinct candidates that pass the audit too, each judged on its own. "
               if m["config"].get("questions_per_lf", 1) > 1 else "") +
@@ -574,7 +582,7 @@ def _command(cfg: DownstreamConfig) -> str:
     names = {"low_fraction": "--low-fraction", "synthetic": "--synthetic", "parser_epochs": "--parser-epochs",
              "generator_epochs": "--generator-epochs", "hidden": "--hidden", "max_seconds": "--max-seconds",
              "seed": "--seed", "generator_candidates": "--generator-candidates",
-             "questions_per_lf": "--questions-per-lf"}
+             "questions_per_lf": "--questions-per-lf", "generator_sampling": "--generator-sampling"}
     for field_name, option in names.items():
         value = getattr(cfg, field_name)
         if value != getattr(defaults, field_name) and value is not None:  # None: no budget, the option unset

@@ -15,7 +15,8 @@ is ``(1 - p_gen) * sum_{i: x_i = w} beta_i / p(w)`` (seed Eq. 6-11). A token cou
 that share is at least one half (an extended-vocabulary token always is); ``copy_fraction`` is the
 copied tokens over the question's length (0 for a model without copy).
 
-``candidates`` N > 1: the search returns the N best questions of the beam, and the first of them
+``candidates`` N > 1: the search returns the N best questions of the beam (or, with ``sampling`` T > 0,
+N questions drawn from the model at temperature T, in the order drawn), and the first of them
 that passes the faithfulness audit (``qgen.synth.audit``: values, comparison direction, aggregate)
 is written; when none passes, the best one is (and the audit reports it). For 12,000 sampled WikiSQL
 logical forms and a generator trained on 1,429 pairs, 31.9% of the beam-4 best questions pass the
@@ -35,7 +36,7 @@ import torch
 from parsers import tokenize_lf
 from qgen.checkpoint import file_checksum, load_checkpoint
 from qgen.datasets.records import RawExample
-from qgen.decode import Hypothesis, beam_search
+from qgen.decode import Hypothesis, beam_search, sample
 from qgen.model import Batch, make_batch
 from qgen.model.vocab import BOS_ID, EOS_ID, PAD_ID
 from qgen.batching import default_max_tokens, token_batches
@@ -79,11 +80,13 @@ class QuestionWriter:
                  tokenize_timeout_s: float | None = 10.0, labels: Callable[[str], str | None] | None = None,
                  ignore_tokens: Collection[str] = DEFAULT_IGNORED_TOKENS,
                  created_at: datetime | None = None, no_repeat: bool = False, max_tokens: int | None = None,
-                 candidates: int = 1) -> None:
+                 candidates: int = 1, sampling: float = 0.0, seed: int = 0) -> None:
         if beam < 1 or max_len < 1 or (batch_size is not None and batch_size < 1) or \
                 (max_tokens is not None and max_tokens < 1):
             raise ValueError("beam, batch_size, max_tokens and max_len must be >= 1")
-        if not 1 <= candidates <= beam:
+        if sampling < 0:
+            raise ValueError(f"sampling is a temperature (0: beam search), got {sampling}")
+        if not 1 <= candidates <= (candidates if sampling else beam):
             raise ValueError(f"candidates must be between 1 and the beam size {beam}, got {candidates}")
         self.device = resolve_device(device) if isinstance(device, str) else device
         self.model, self.src_vocab, self.tgt_vocab, _ = load_checkpoint(checkpoint, self.device)
@@ -92,6 +95,10 @@ class QuestionWriter:
         self.beam, self.alpha, self.max_len = beam, alpha, max_len
         self.no_repeat = no_repeat  # no word right after itself (qgen.decode.block_repeat)
         self.candidates = candidates  # questions of the beam tried against the audit, best first
+        # sampling T > 0: the candidates are drawn from the model at temperature T (qgen.decode.sample), tried
+        # in the order drawn, instead of the beam's best; ``seed`` makes the draws repeatable for the same batches.
+        self.sampling = sampling
+        self._draws = torch.Generator(device=self.device).manual_seed(seed) if sampling else None
         # A dict here collects, per record id, the candidates after the chosen one that pass the audit
         # too ((question, score), best first): more questions for one logical form (qgen.downstream).
         self.other_questions: dict[str, list[tuple[str, float]]] | None = None
@@ -162,8 +169,12 @@ class QuestionWriter:
         try:
             batch = make_batch(sources, None, self.src_vocab, self.tgt_vocab, self.copy_mode, self.max_src_len)
             batch = batch.to(self.device)
-            found = beam_search(self.model, batch, self.beam, self.max_len, self.alpha, num_return=self.candidates,
-                                no_repeat=self.no_repeat)
+            if self.sampling:
+                found = sample(self.model, batch, self.candidates, self.max_len, self.sampling, self.alpha,
+                               self.no_repeat, self._draws)
+            else:
+                found = beam_search(self.model, batch, self.beam, self.max_len, self.alpha,
+                                    num_return=self.candidates, no_repeat=self.no_repeat)
             hyps = [self._choose(best, records[index], tokens, oovs)
                     for best, (index, tokens), oovs in zip(found, chunk, batch.oovs)]
             no_copy = [[0.0] * len(h.ids) for h in hyps]

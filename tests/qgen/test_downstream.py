@@ -10,7 +10,7 @@ import torch
 
 from qgen.datasets.registry import load_dataset
 from qgen.datasets.wikisql import wikisql_headers
-from qgen.downstream import (DownstreamConfig, _by_size, _row_training_set, candidate_pairs, load_splits,
+from qgen.downstream import (DownstreamConfig, _by_size, _command, _row_training_set, candidate_pairs, load_splits,
                              run_downstream)
 from qgen.parse import Parser, evaluate_parser_file
 from qgen.samplers import SamplerStats
@@ -120,6 +120,9 @@ def test_several_questions_per_logical_form_sit_side_by_side() -> None:
     assert [c["id"] for c in candidate_pairs(pairs, others, 1, header)] == ["s1", "s2"]
     with pytest.raises(ValueError, match="questions_per_lf must be between 1 and generator_candidates"):
         DownstreamConfig(questions_per_lf=3, generator_candidates=2)
+    with pytest.raises(ValueError, match="temperature"):
+        DownstreamConfig(generator_sampling=-0.5)
+    assert "--generator-sampling 0.7" in _command(DownstreamConfig(generator_sampling=0.7, generator_candidates=8))
     rows = ["finetune_curve_12000", "curve_12000", "curve_6000", "finetune_curve_6000"]  # the README's order
     assert sorted(rows, key=_by_size) == ["curve_6000", "curve_12000", "finetune_curve_6000", "finetune_curve_12000"]
 

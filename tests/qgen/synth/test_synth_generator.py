@@ -212,3 +212,19 @@ def test_candidates_write_the_first_question_that_passes_the_audit(checkpoint: P
     assert writer.other_questions == {"q0": [("the capital of bali is what ?", pytest.approx(-0.3))]}
     with pytest.raises(ValueError, match="candidates must be between 1 and the beam size 2"):
         QuestionWriter(checkpoint, beam=2, candidates=3)
+
+
+def test_sampled_candidates_are_drawn_from_the_model_and_tried_in_the_order_drawn(checkpoint: Path) -> None:
+    """With sampling the beam is not searched: N questions are drawn (more than the beam if asked), the
+    same seed draws the same ones, and a negative temperature is refused."""
+    def write(seed: int) -> list[str]:  # hot: the toy model is too sure of itself at temperature 1
+        writer = QuestionWriter(checkpoint, beam=2, candidates=6, sampling=3.0, seed=seed)
+        return [r.question for r in writer.write([record(i, "bali") for i in range(6)])]  # type: ignore[union-attr]
+
+    first = write(3)
+    assert len(first) == 6 and first == write(3)
+    greedy_writer = QuestionWriter(checkpoint, beam=1)
+    beam_questions = [r.question for r in greedy_writer.write([record(i, "bali") for i in range(6)])]  # type: ignore[union-attr]
+    assert first != beam_questions and first != write(4)  # draws, not the beam's best
+    with pytest.raises(ValueError, match="temperature"):
+        QuestionWriter(checkpoint, sampling=-1.0)

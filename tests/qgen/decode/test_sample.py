@@ -1,0 +1,52 @@
+"""Sampling: draws follow the model's distribution, log-probabilities are the model's own, a seed repeats them."""
+from __future__ import annotations
+
+import pytest
+import torch
+from test_beam_search import VOCAB, ToyModel, toy_batch
+
+from qgen.decode import forced_token_log_probs, greedy, sample
+from qgen.model import ModelConfig, Vocab, build_model, make_batch
+
+
+def test_a_cold_temperature_draws_the_greedy_question() -> None:
+    model, batch = ToyModel(1, eos_bias=3.0), toy_batch()
+    drawn = sample(model, batch, num=3, max_len=30, temperature=1e-4, generator=torch.Generator().manual_seed(0))
+    for row, best in zip(drawn, greedy(model, batch, max_len=30)):
+        assert len(row) == 3 and all(h.ids == best.ids for h in row)
+        if len(best.ids) < 30:
+            assert all(h.log_prob == pytest.approx(best.log_prob, abs=1e-5) for h in row)
+
+
+def test_the_same_seed_draws_the_same_questions_and_another_seed_others() -> None:
+    model, batch = ToyModel(2, eos_bias=1.0), toy_batch()
+
+    def draw(seed: int) -> list[list[list[int]]]:
+        rows = sample(model, batch, num=4, max_len=12, generator=torch.Generator().manual_seed(seed))
+        return [[h.ids for h in row] for row in rows]
+
+    assert draw(5) == draw(5) and draw(5) != draw(6)
+
+
+def test_first_tokens_follow_the_model_distribution() -> None:
+    model = ToyModel(3, eos_bias=0.5)
+    batch = make_batch([["ask", "ent:", "paris"]], None, VOCAB, VOCAB, "none")
+    expected = model.step(torch.full((1,), 1), model.start(batch))[0][0].exp()
+    drawn = sample(model, batch, num=4000, max_len=1, generator=torch.Generator().manual_seed(0))[0]
+    counts = torch.bincount(torch.tensor([h.ids[0] if h.ids else 2 for h in drawn]), minlength=len(expected))
+    assert torch.allclose(counts.float() / 4000, expected, atol=0.03)
+
+
+def test_log_probs_are_the_models_own_with_copy_and_scratchpad() -> None:
+    src = [["select", "?", "x", "where", "ent:", "bali"], ["ask", "ent:", "paris", "ns", "capital"]]
+    vocab = Vocab.build(src)
+    torch.manual_seed(0)
+    model = build_model(ModelConfig(src_vocab_size=len(vocab), tgt_vocab_size=len(vocab), embedding_dim=8,
+                                    hidden_size=8, copy="extended", coverage_dim=4, memory="scratchpad")).eval()
+    batch = make_batch(src, None, vocab, vocab, "extended")
+    drawn = sample(model, batch, num=8, max_len=6, temperature=1.5, generator=torch.Generator().manual_seed(1))
+    finished = [(row, h) for row, hyps in enumerate(drawn) for h in hyps if len(h.ids) < 6]
+    assert finished, "some draws end within max_len"
+    for row, h in finished:  # its log-probability is the forced decoding's, EOS included
+        forced = make_batch([src[row]], [vocab.decode(h.ids, batch.oovs[row])], vocab, vocab, "extended")
+        assert h.log_prob == pytest.approx(sum(forced_token_log_probs(model, forced)[0]), abs=1e-4)
