@@ -21,6 +21,7 @@ from typing import Any, Sequence
 import pyarrow.parquet as pq
 import torch
 
+from qgen.cpu_memory import reuse_freed_memory
 from qgen.data import Pair, group_of
 from qgen.decode import beam_search, forced_token_log_probs, normalise
 from qgen.lf_canonical import same_logical_form, wikisql_part_accuracy
@@ -92,6 +93,8 @@ class Parser:
         from qgen.checkpoint import CheckpointError, load_checkpoint
 
         model, src_vocab, tgt_vocab, payload = load_checkpoint(checkpoint, device)
+        if torch.device(device).type == "cpu":
+            reuse_freed_memory()  # beam search on big batches (qgen.cpu_memory)
         if payload.get("task") != "parse":
             raise CheckpointError(f"{checkpoint} is a question generator, not a parser "
                                   "(train one with qgen train --task parse)")

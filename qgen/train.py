@@ -20,6 +20,7 @@ from typing import Callable, Iterable, Sequence
 import torch
 
 from qgen.checkpoint import load_checkpoint, save_checkpoint
+from qgen.cpu_memory import reuse_freed_memory
 from qgen.data import Pair, bucketed_batches, sequential_batches
 from qgen.model import Batch, ModelConfig, Vocab, build_model, make_batch
 from qgen.model.vocab import BOS, EOS
@@ -139,6 +140,8 @@ def train(train_pairs: Sequence[Pair], valid_pairs: Sequence[Pair], model_cfg: M
     out.mkdir(parents=True, exist_ok=True)
     code_version()  # read now (it is cached): the code loaded at the start is the code that trains
     device = resolve_device(cfg.device)
+    if device.type == "cpu":
+        reuse_freed_memory()  # big activations every step: no fresh pages each time (qgen.cpu_memory)
     torch.manual_seed(cfg.seed)
     resume = out / "last.pt"
     stopped_in = None  # an epoch the time budget cut short, to finish first

@@ -35,6 +35,7 @@ import torch
 
 from parsers import tokenize_lf
 from qgen.checkpoint import file_checksum, load_checkpoint
+from qgen.cpu_memory import reuse_freed_memory
 from qgen.datasets.records import RawExample
 from qgen.decode import Hypothesis, beam_search, sample
 from qgen.model import Batch, make_batch
@@ -89,6 +90,8 @@ class QuestionWriter:
         if not 1 <= candidates <= (candidates if sampling else beam):
             raise ValueError(f"candidates must be between 1 and the beam size {beam}, got {candidates}")
         self.device = resolve_device(device) if isinstance(device, str) else device
+        if self.device.type == "cpu":
+            reuse_freed_memory()  # the rewritten memory is tens of MB a step (qgen.cpu_memory)
         self.model, self.src_vocab, self.tgt_vocab, _ = load_checkpoint(checkpoint, self.device)
         self.model_id = "sha256:" + file_checksum(checkpoint)
         self.copy_mode = self.model.cfg.copy
