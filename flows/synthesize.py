@@ -61,7 +61,7 @@ def synthesize_shards_flow(checkpoint: str, out: str, from_file: Optional[str] =
                            in_flight: int = 32, no_repeat: bool = False,
                            round_trip: Optional[dict[str, Any]] = None,
                            dedup_against: Optional[list[str]] = None,
-                           candidates: Optional[int] = None) -> dict[str, Any]:
+                           candidates: Optional[int] = None, sampling: float = 0.0) -> dict[str, Any]:
     """The corpus run itself, on whatever task runner the caller gave this flow."""
     from qgen.synth.config import SynthesisConfig
     from qgen.synth.run import synthesize_from_source
@@ -75,7 +75,8 @@ def synthesize_shards_flow(checkpoint: str, out: str, from_file: Optional[str] =
 
         source = skip_known(source, dedup_against, out)
     config = SynthesisConfig.build(max_overcopy, max_repeated_ngrams, min_score, round_trip, beam=beam,
-                                   candidates=candidates, shard_size=shard_size, seed=seed, no_repeat=no_repeat)
+                                   candidates=candidates, shard_size=shard_size, seed=seed, no_repeat=no_repeat,
+                                   sampling=sampling)
     return synthesize_from_source(source, checkpoint, out, config, log=logger.info,
                                   map_shards=shard_mapper(submit, in_flight))
 
@@ -92,7 +93,7 @@ def synthesize_flow(checkpoint: str = "default", out: str = "qgen-out/corpus", f
                     round_trip_rules: Optional[dict[str, str]] = None, round_trip_k: int = 1,
                     round_trip_threshold: Optional[float] = None,
                     dedup_against: Optional[list[str]] = None,
-                    candidates: Optional[int] = None) -> dict[str, Any]:
+                    candidates: Optional[int] = None, sampling: float = 0.0) -> dict[str, Any]:
     """Write a (logical form, question) corpus to ``out``; returns its manifest.
 
     ``checkpoint``: a best.pt, an exported model folder, or ``default`` (the model that ships with qgen).
@@ -106,7 +107,7 @@ def synthesize_flow(checkpoint: str = "default", out: str = "qgen-out/corpus", f
     in the manifest), so that scheduled runs over the same source write different corpora.
     ``no_repeat``: decode with no word right after itself.
     ``candidates``: of the beam's N best questions (default: all of the beam), write the first that passes
-    the faithfulness audit; 1: the beam's best.
+    the faithfulness audit; 1: the beam's best. ``sampling`` T > 0: the candidates are drawn at temperature T.
     ``parser``: the round-trip filter's parser (default: ``../parser/best.pt`` beside the checkpoint's
     folder, where the train flows put it); ``round_trip=False`` turns the filter off.
     ``dedup_against``: corpora, or folders of corpora (earlier scheduled runs), whose logical forms this
@@ -126,7 +127,7 @@ def synthesize_flow(checkpoint: str = "default", out: str = "qgen-out/corpus", f
     manifest = shards(checkpoint, out, from_file, from_graph, from_endpoint, from_tables, substitute_from, count,
                       seed, max_answers, beam, shard_size, max_overcopy, max_repeated_ngrams, min_score, data_dir,
                       submit=runner is not None, in_flight=in_flight, no_repeat=no_repeat, round_trip=trip,
-                      dedup_against=dedup_against, candidates=candidates)
+                      dedup_against=dedup_against, candidates=candidates, sampling=sampling)
     source_file = Path(out) / "source.json"
     source = json.loads(source_file.read_text()) if source_file.is_file() else None
     publish(f"qgen-synthesize-{Path(out).name}", corpus_markdown(manifest, source, sample_pairs(out), Path(out)),

@@ -509,6 +509,7 @@ def synthesize(
     max_answers: int = typer.Option(10, "--max-answers", help="Keep sampled queries with 1..K answers."),
     beam: int = typer.Option(4, "--beam", help="Beam size."),
     candidates: Optional[int] = typer.Option(None, "--candidates", help=option_help.CANDIDATES),
+    sampling: float = typer.Option(0.0, "--sampling", help=option_help.SAMPLING),
     shard_size: int = typer.Option(1000, "--shard-size", help="Inputs per Parquet shard."),
     max_overcopy: int = typer.Option(0, "--max-overcopy", help="Excess copies of LF tokens allowed per question."),
     max_repeated_ngrams: int = typer.Option(0, "--max-repeated-ngrams", help="Repeated n-grams (n>=2) allowed."),
@@ -569,7 +570,7 @@ def synthesize(
     try:
         config = SynthesisConfig.build(max_overcopy, max_repeated_ngrams, min_score, round_trip, beam=beam,
                                        candidates=candidates, shard_size=shard_size, seed=seed, no_repeat=no_repeat,
-                                       max_tokens=max_tokens, device=device)
+                                       max_tokens=max_tokens, device=device, sampling=sampling)
     except ValueError as err:
         fail(str(err), 2)
     if round_trip is not None:

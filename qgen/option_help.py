@@ -9,6 +9,8 @@ NO_REPEAT = "Never decode a word right after itself ('new york york' cannot come
 CANDIDATES = ("Try the beam's N best questions (N <= --beam; default: the whole beam) against the faithfulness "
               "audit and write the first that passes (values, comparison direction, aggregate stated), else the "
               "best; 1: the beam's best.")
+SAMPLING = ("Draw the --candidates questions from the model at this temperature (e.g. 0.7) instead of taking "
+            "the beam's best: more varied questions, for a corpus that trains a parser; 0: beam search.")
 NO_REPEAT_BENCHMARK = (NO_REPEAT + " The results go to <model>_norepeat; with --max-seconds 0 the trained "
                        "checkpoint is only decoded again (else training goes on first).")
 BENCHMARK_SEED = ("Initialisation, batch order, dropout masks and teacher-forcing draws (the validation split "

@@ -180,6 +180,9 @@ def _question_choice(settings: dict[str, Any]) -> str:
     search = (f"a beam search of width {settings['beam']} (length-normalised log-probability, alpha "
               f"{settings['alpha']}{'; no word right after itself' if settings.get('no_repeat') else ''})")
     candidates = settings.get("candidates", 1)
+    if settings.get("sampling"):
+        drawn = f"{candidates} question(s) drawn from the model at temperature {settings['sampling']:g}"
+        return f"Each pair's question is, of {drawn}, the first that passes the faithfulness audit, else the first"
     if candidates <= 1:
         return f"Each pair's question is the best of {search}"
     return (f"Each pair's question is, of the {candidates} best of {search}, the first that passes the "

@@ -138,6 +138,8 @@ def synthesize(records: Iterable[RawExample], checkpoint: str | Path, out_dir: s
         settings["max_tokens"] = config.max_tokens
     if config.candidate_count > 1:  # as no_repeat
         settings["candidates"] = config.candidate_count
+    if config.sampling:  # as no_repeat
+        settings["sampling"] = config.sampling
     if round_trip is not None:  # the parse runs where the generation does
         round_trip = replace(round_trip, device=device_type)
         if not lf_types:  # a file of logical forms: its first readable record's type is checked up front

@@ -81,7 +81,7 @@ class QuestionWriter:
                  tokenize_timeout_s: float | None = 10.0, labels: Callable[[str], str | None] | None = None,
                  ignore_tokens: Collection[str] = DEFAULT_IGNORED_TOKENS,
                  created_at: datetime | None = None, no_repeat: bool = False, max_tokens: int | None = None,
-                 candidates: int = 1, sampling: float = 0.0, seed: int = 0) -> None:
+                 candidates: int = 1, sampling: float = 0.0, seed: int | None = None) -> None:
         if beam < 1 or max_len < 1 or (batch_size is not None and batch_size < 1) or \
                 (max_tokens is not None and max_tokens < 1):
             raise ValueError("beam, batch_size, max_tokens and max_len must be >= 1")
@@ -99,9 +99,10 @@ class QuestionWriter:
         self.no_repeat = no_repeat  # no word right after itself (qgen.decode.block_repeat)
         self.candidates = candidates  # questions of the beam tried against the audit, best first
         # sampling T > 0: the candidates are drawn from the model at temperature T (qgen.decode.sample), tried
-        # in the order drawn, instead of the beam's best; ``seed`` makes the draws repeatable for the same batches.
+        # in the order drawn, instead of the beam's best. ``seed`` gives the writer its own random stream
+        # (repeatable for the same batches); None draws from torch's, which a corpus seeds per shard.
         self.sampling = sampling
-        self._draws = torch.Generator(device=self.device).manual_seed(seed) if sampling else None
+        self._draws = torch.Generator(device=self.device).manual_seed(seed) if sampling and seed is not None else None
         # A dict here collects, per record id, the candidates after the chosen one that pass the audit
         # too ((question, score), best first): more questions for one logical form (qgen.downstream).
         self.other_questions: dict[str, list[tuple[str, float]]] | None = None

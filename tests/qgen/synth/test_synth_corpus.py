@@ -262,3 +262,23 @@ def test_candidates_reach_the_writer_the_manifest_and_the_card(setup: dict[str, 
     # by default the whole beam; 1: the beam's best alone, as before candidates existed
     assert [SynthesisConfig(beam=b).writer_options()["candidates"] for b in (2, 4)] == [2, 4]
     assert SynthesisConfig(candidates=1).writer_options()["candidates"] == 1
+
+
+def test_sampled_candidates_are_recorded_and_each_shard_draws_the_same_again(setup: dict[str, Path]) -> None:
+    """With sampling the draws come from torch's generator, seeded per shard: a run written again (the
+    writer kept loaded in between) gives the same questions."""
+    inputs = read_inputs(setup["inputs"])[:12]
+    config = replace(CONFIG, candidates=3, sampling=1.5, shard_size=4)
+    first = synthesize(inputs, setup["checkpoint"], setup["root"] / "sampled-a", config, log=lambda _: None)
+    synthesize(inputs, setup["checkpoint"], setup["root"] / "sampled-b", config, log=lambda _: None)
+    assert first["settings"]["sampling"] == 1.5 and first["settings"]["candidates"] == 3
+
+    def questions(name: str) -> list:
+        return pd.read_parquet(setup["root"] / name / "pairs").sort_values("id")["question"].tolist()
+
+    assert questions("sampled-a") == questions("sampled-b")
+    card = (setup["root"] / "sampled-a" / "README.md").read_text()
+    assert "of 3 question(s) drawn from the model at temperature 1.5, the first that passes" in card
+    assert SynthesisConfig(sampling=0.7, candidates=8).writer_options()["sampling"] == 0.7  # more draws than the beam
+    with pytest.raises(ValueError, match="temperature"):
+        SynthesisConfig(sampling=-1.0)
