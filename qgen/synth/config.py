@@ -22,7 +22,8 @@ class SynthesisConfig:
     candidates: int | None = None
     # T > 0: the candidates are drawn from the model at temperature T (in the order drawn) instead of taken
     # from the beam: more varied questions, for a corpus that trains a parser (benchmarks/README.md,
-    # "Downstream and round trip": sampled at 0.7, the downstream parser gained 3.6 points over the beam's).
+    # "Downstream and round trip": sampled at 0.7, the WikiSQL downstream parser reached 20.25% against 16.96%
+    # from the beam's candidates, means of two fine-tuning seeds).
     sampling: float = 0.0
     shard_size: int = 1000
     seed: int = 1  # of the samplers' draws and of each shard's generation (torch.manual_seed per shard)

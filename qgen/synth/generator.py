@@ -87,7 +87,7 @@ class QuestionWriter:
             raise ValueError("beam, batch_size, max_tokens and max_len must be >= 1")
         if sampling < 0:
             raise ValueError(f"sampling is a temperature (0: beam search), got {sampling}")
-        if not 1 <= candidates <= (candidates if sampling else beam):
+        if candidates < 1 or (not sampling and candidates > beam):  # draws are not bound by the beam
             raise ValueError(f"candidates must be between 1 and the beam size {beam}, got {candidates}")
         self.device = resolve_device(device) if isinstance(device, str) else device
         if self.device.type == "cpu":
