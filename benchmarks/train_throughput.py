@@ -3,12 +3,13 @@
     python benchmarks/train_throughput.py [--steps 8] [--threads N] [--checkpoint best.pt] [--models a,b]
 
 Per model, at batch 32 and at batch 128: seconds per training step (teacher forcing 0.5,
-length-bucketed WebQSP train batches, qgen.train.training_step: the loop's own step, bf16 autocast
-and fused Adam on a GPU), target tokens per second and the implied seconds per WebQSP epoch. The
-timed steps run back to back and the device is synchronised once before and once after them, as
-in training. Then the time to decode the 1,639 WebQSP test questions with beam 4 (with a trained
-checkpoint when given: an untrained model rarely stops early, so its decoding time is an upper
-bound). Prints the figures and writes benchmarks/results/throughput-<device>.json (its
+length-bucketed WebQSP train batches, the training loop's own step: bf16 autocast, fused Adam and
+the step captured as CUDA graphs on a GPU unless QGEN_CUDA_GRAPHS=off, every timed batch shape
+warmed up and captured before the clock starts), target tokens per second and the implied seconds
+per WebQSP epoch. The timed steps run back to back and the device is synchronised once before and
+once after them, as in training. Then the time to decode the 1,639 WebQSP test questions with beam
+4 (with a trained checkpoint when given: an untrained model rarely stops early, so its decoding time
+is an upper bound). Prints the figures and writes benchmarks/results/throughput-<device>.json (its
 ``synthesis`` entry, written by synth_bench.py, is kept).
 """
 from __future__ import annotations
@@ -31,7 +32,9 @@ from qgen.cuda_graphs import graphs_setting  # noqa: E402
 from qgen.data import bucketed_batches, sequential_batches  # noqa: E402
 from qgen.decode import beam_search  # noqa: E402
 from qgen.model import BENCHMARK_MODELS, VARIANTS, build_model, make_batch  # noqa: E402
-from qgen.train import TrainConfig, build_vocabularies, make_optimizer, resolve_device, training_step  # noqa: E402
+from qgen.captured_training import WARMUP_STEPS  # noqa: E402
+from qgen.train import (TrainConfig, build_vocabularies, captured_training, make_optimizer,  # noqa: E402
+                        resolve_device, training_step)
 from qgen.version import code_version  # noqa: E402
 
 BATCH_SIZES = (32, 128)
@@ -90,17 +93,25 @@ def time_training(name: str, batch_size: int, steps: int, prep: Path, device: to
     groups = list(bucketed_batches(train_pairs, batch_size, random.Random(0)))
     batches = [make_batch([p.src for p in pairs], [p.tgt[: cfg.max_tgt_len] for p in pairs], src_vocab, tgt_vocab,
                           variant.model.copy, cfg.max_src_len) for pairs in groups[: steps + 2]]
-    for batch in batches[:2]:  # warm-up, not timed
-        training_step(model, optimizer, batch.to(device), cfg, forcing, autocast)
+    captured = captured_training(model, optimizer, cfg, device, log=lambda line: None)
+    if captured is not None:  # the loop's recorded steps: every timed shape warmed up and captured first
+        step = captured.step
+        warm_up = batches[2:] * (WARMUP_STEPS + 1)
+    else:
+        step = lambda batch: training_step(model, optimizer, batch.to(device), cfg, forcing, autocast)  # noqa: E731
+        warm_up = batches[:2]
+    for batch in warm_up:  # not timed
+        step(batch)
     _sync(device)
     started = time.perf_counter()
     tokens = 0
     for batch in batches[2:]:
-        tokens += training_step(model, optimizer, batch.to(device), cfg, forcing, autocast)[1]
+        tokens += step(batch)[1]
     _sync(device)
     seconds = time.perf_counter() - started
     per_step = seconds / len(batches[2:])
     return {"s_per_step": round(per_step, 4), "target_tokens_per_s": round(tokens / seconds),
+            "captured": captured is not None and captured.disabled is None,
             "s_per_epoch": round(per_step * len(groups), 1), "steps_per_epoch": len(groups)}
 
 

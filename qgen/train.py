@@ -19,6 +19,7 @@ from typing import Callable, Iterable, Sequence
 
 import torch
 
+from qgen.captured_training import CapturedTraining, applies as captured_applies
 from qgen.checkpoint import load_checkpoint, save_checkpoint
 from qgen.cpu_memory import reuse_freed_memory
 from qgen.data import Pair, bucketed_batches, sequential_batches
@@ -172,6 +173,7 @@ def train(train_pairs: Sequence[Pair], valid_pairs: Sequence[Pair], model_cfg: M
         vectors = _load_pretrained(model, src_vocab, tgt_vocab, cfg.glove_path, log)
         optimizer = make_optimizer(model, cfg, device)
         start_epoch, history = 0, []
+    captured = captured_training(model, optimizer, cfg, device, log)
     best = min(history, key=lambda h: h.valid_loss) if history else None
     partial_valid = math.nan
     started = time.perf_counter()
@@ -186,7 +188,7 @@ def train(train_pairs: Sequence[Pair], valid_pairs: Sequence[Pair], model_cfg: M
                 group["lr"] = cfg.learning_rate * cfg.lr_decay ** (epoch - 1)
         stopped_in = None
         stats = run_epoch(model, optimizer, train_pairs, valid_pairs, src_vocab, tgt_vocab, cfg, epoch, device,
-                          deadline=deadline, resume=resumed, log=log)
+                          deadline=deadline, resume=resumed, log=log, captured=captured)
         if isinstance(stats, EpochProgress):
             log(f"stopping within epoch {epoch} after {stats.steps} of {stats.total_steps} steps: time budget of "
                 f"{cfg.max_seconds:.0f} s spent (resumable: a run started again finishes the epoch)")
@@ -275,9 +277,11 @@ PROGRESS_EVERY_S = 30.0  # a progress line within an epoch at most this often (o
 def run_epoch(model: QuestionGenerator, optimizer: torch.optim.Optimizer, train_pairs: Sequence[Pair],
               valid_pairs: Sequence[Pair], src_vocab: Vocab, tgt_vocab: Vocab, cfg: TrainConfig, epoch: int,
               device: torch.device, deadline: float | None = None, resume: EpochProgress | None = None,
-              log: Callable[[str], None] | None = None) -> EpochStats | EpochProgress:
+              log: Callable[[str], None] | None = None,
+              captured: CapturedTraining | None = None) -> EpochStats | EpochProgress:
     """One epoch; ``EpochProgress`` instead of its statistics when the clock passes ``deadline`` (a
-    ``time.perf_counter`` value) before its last step. ``resume`` finishes an epoch stopped so."""
+    ``time.perf_counter`` value) before its last step. ``resume`` finishes an epoch stopped so.
+    ``captured``: its recorded steps train the batches (qgen/captured_training.py)."""
     # Per-epoch seeds make the batch order and teacher-forcing draws the same after a resume.
     rng = random.Random(cfg.seed * 1_000_003 + epoch)
     forcing = torch.Generator(device=device).manual_seed(cfg.seed * 7919 + epoch)
@@ -296,12 +300,14 @@ def run_epoch(model: QuestionGenerator, optimizer: torch.optim.Optimizer, train_
         skipped, done, earlier_seconds = skipped + resume.skipped, resume.steps, resume.seconds
     last_report = started
     for step in range(done, len(batches)):
-        batch = _batch(batches[step], src_vocab, tgt_vocab, model.cfg.copy, cfg).to(device)
-        if getattr(model.decoder, "switching", False):
-            loss, count, taken = switching_step(model, optimizer, batch, batches[step], src_vocab, tgt_vocab, cfg,
-                                                autocast)
+        batch = _batch(batches[step], src_vocab, tgt_vocab, model.cfg.copy, cfg)
+        if captured is not None:
+            loss, count, taken = captured.step(batch)
+        elif getattr(model.decoder, "switching", False):
+            loss, count, taken = switching_step(model, optimizer, batch.to(device), batches[step], src_vocab,
+                                                tgt_vocab, cfg, autocast)
         else:
-            loss, count, taken = training_step(model, optimizer, batch, cfg, forcing, autocast)
+            loss, count, taken = training_step(model, optimizer, batch.to(device), cfg, forcing, autocast)
         total = total + torch.where(taken, loss.float(), 0.0)
         tokens = tokens + taken.long() * count
         skipped = skipped + (~taken).long()
@@ -340,14 +346,17 @@ def evaluate_loss(model: QuestionGenerator, pairs: Sequence[Pair], src_vocab: Vo
 
 
 def training_step(model: QuestionGenerator, optimizer: torch.optim.Optimizer, batch: Batch, cfg: TrainConfig,
-                  forcing: torch.Generator | None, autocast: torch.autocast) -> tuple[torch.Tensor, int, torch.Tensor]:
+                  forcing: torch.Generator | None, autocast: torch.autocast,
+                  divisor: torch.Tensor | None = None) -> tuple[torch.Tensor, int, torch.Tensor]:
     """One update on a batch already on the device: (summed NLL, target tokens, whether the update was
-    taken (a device bool)). Nothing in it reads a number back from a GPU."""
+    taken (a device bool)). Nothing in it reads a number back from a GPU. ``divisor``: the target
+    tokens as a device tensor, for a captured step (qgen/captured_training.py), whose count changes
+    from one replay to the next."""
     with autocast:
         loss, count = model(batch, teacher_forcing=cfg.teacher_forcing, generator=forcing,
                             per_sequence=cfg.teacher_forcing_per == "sequence")
     optimizer.zero_grad(set_to_none=True)
-    (loss / count).backward()
+    (loss / (count if divisor is None else divisor)).backward()
     norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm)
     return loss.detach(), count, _update(optimizer, norm)
 
@@ -379,6 +388,19 @@ def switching_step(model: QuestionGenerator, optimizer: torch.optim.Optimizer, b
     finally:
         model.encoder.reverse = False
     return loss.detach(), count, taken
+
+
+def captured_training(model: QuestionGenerator, optimizer: torch.optim.Optimizer, cfg: TrainConfig,
+                      device: torch.device, log: Callable[[str], None]) -> CapturedTraining | None:
+    """The recorded training step where it applies (a CUDA device; qgen/captured_training.py), else None."""
+    if device.type != "cuda":
+        return None  # the CPU path is the plain eager loop
+    reason = captured_applies(model, cfg, device)
+    if reason is not None:
+        log(f"training step not captured: {reason}")
+        return None
+    log("training step captured as CUDA graphs per bucket shape (QGEN_CUDA_GRAPHS=off trains eagerly)")
+    return CapturedTraining(model, optimizer, cfg, device)
 
 
 def make_optimizer(model: QuestionGenerator, cfg: TrainConfig, device: torch.device) -> torch.optim.Optimizer:

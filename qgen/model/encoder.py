@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import torch
 from torch import nn
+from torch.func import functional_call
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from qgen.model.config import ModelConfig
@@ -10,7 +11,16 @@ from qgen.model.vocab import PAD_ID
 
 
 class Encoder(nn.Module):
-    """Each direction has ``hidden_size / 2`` units, so outputs and final states are ``hidden_size``."""
+    """Each direction has ``hidden_size / 2`` units, so outputs and final states are ``hidden_size``.
+
+    Two ways to run the same GRU over padded rows:
+    - packed (the default): ``pack_padded_sequence`` reads the lengths on the host;
+    - ``length_agnostic``: every direction runs over the whole padded width, the backward one over each
+      row reversed within its length, and the final states are gathered at each row's last token; the
+      lengths stay on the device. A captured training step (qgen/captured_training.py) needs it: a CUDA
+      graph replays the packing it recorded, whatever the lengths of the next batch. Same outputs
+      (padding positions zero) and final states as the packed path, within float error.
+    """
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
@@ -19,15 +29,59 @@ class Encoder(nn.Module):
         self.dropout = nn.Dropout(cfg.dropout)
         self.gru = nn.GRU(cfg.embedding_dim, cfg.hidden_size // 2, cfg.num_layers, batch_first=True,
                           bidirectional=True, dropout=cfg.dropout if cfg.num_layers > 1 else 0.0)
+        self.length_agnostic = False
+        # One direction of one layer per layer, run with the weights of ``self.gru`` (functional_call):
+        # the length-agnostic path's building blocks. Weightless (meta device) and kept in a plain list,
+        # so they are no submodules and no part of a checkpoint.
+        widths = [cfg.embedding_dim] + [cfg.hidden_size] * (cfg.num_layers - 1)
+        self._one_direction = [nn.GRU(width, cfg.hidden_size // 2, 1, batch_first=True, device="meta")
+                               for width in widths]
 
     def forward(self, src: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """src (batch, src_len) -> outputs (batch, src_len, hidden), final (layers, batch, hidden)."""
         embedded = self.dropout(self.embedding(src))  # (batch, src_len, emb)
-        packed = pack_padded_sequence(embedded, lengths.cpu(), batch_first=True, enforce_sorted=False)
-        outputs, final = self.gru(packed)
-        outputs, _ = pad_packed_sequence(outputs, batch_first=True, total_length=src.size(1))
+        if self.length_agnostic:
+            outputs, final = self._run_length_agnostic(embedded, lengths.to(src.device))
+        else:
+            packed = pack_padded_sequence(embedded, lengths.cpu(), batch_first=True, enforce_sorted=False)
+            outputs, final = self.gru(packed)
+            outputs, _ = pad_packed_sequence(outputs, batch_first=True, total_length=src.size(1))
         batch = src.size(0)
         # (layers * 2, batch, hidden/2) -> (layers, batch, hidden): forward and backward side by side,
         # the decoder's initial state "from the encoder's final states in both directions".
         final = final.view(self.num_layers, 2, batch, -1).permute(0, 2, 1, 3).reshape(self.num_layers, batch, -1)
         return outputs, final
+
+    def _run_length_agnostic(self, embedded: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(outputs (batch, src_len, hidden), final (layers * 2, batch, hidden/2)) as ``nn.GRU`` returns
+        them for packed rows, computed without reading the lengths on the host."""
+        batch, width, _ = embedded.shape
+        positions = torch.arange(width, device=embedded.device).unsqueeze(0)  # (1, src_len)
+        real = positions < lengths.unsqueeze(1)  # (batch, src_len)
+        # Position j of a row reversed within its length: length-1-j for real tokens, padding in place.
+        # The permutation is its own inverse.
+        reverse = torch.where(real, lengths.unsqueeze(1) - 1 - positions, positions)
+        last = (lengths - 1).clamp_min(0).view(batch, 1, 1)
+        finals, layer_input = [], embedded
+        for layer in range(self.num_layers):
+            if layer:  # nn.GRU's dropout between layers, in training only
+                layer_input = nn.functional.dropout(layer_input, self.gru.dropout, self.training)
+            forward = self._direction(layer_input, layer, "")
+            backward_reversed = self._direction(_gather_steps(layer_input, reverse), layer, "_reverse")
+            backward = _gather_steps(backward_reversed, reverse)
+            half = forward.size(2)
+            finals += [forward.gather(1, last.expand(batch, 1, half)).squeeze(1),
+                       backward_reversed.gather(1, last.expand(batch, 1, half)).squeeze(1)]
+            layer_input = torch.cat([forward, backward], dim=2) * real.unsqueeze(2)
+        return layer_input, torch.stack(finals)
+
+    def _direction(self, inputs: torch.Tensor, layer: int, suffix: str) -> torch.Tensor:
+        names = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+        weights = {f"{name}_l0": getattr(self.gru, f"{name}_l{layer}{suffix}") for name in names}
+        outputs, _ = functional_call(self._one_direction[layer], weights, (inputs,))
+        return outputs
+
+
+def _gather_steps(values: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """values (batch, steps, dim) reordered along the steps by index (batch, steps)."""
+    return values.gather(1, index.unsqueeze(2).expand(-1, -1, values.size(2)))

@@ -1,0 +1,178 @@
+"""The training step recorded as a CUDA graph per bucket shape, for training on a GPU.
+
+A training step of the step-wise decoder launches thousands of small kernels (forward, backward, the
+clipping and the optimizer); at batch 32 the GPU waits on the host that launches them, so one run
+trains no faster alone than beside others. A CUDA graph records the whole step (teacher-forced
+forward, backward, gradient clipping, the non-finite check and Adam) once per batch shape and
+replays it with one launch.
+
+Shapes: a batch is padded to a bucket shape (``cfg.batch_size`` rows; source, target and extended
+vocabulary widths rounded up to multiples of ``SRC_BUCKET``, ``TGT_BUCKET`` and ``EXTENDED_BUCKET``),
+so a handful of graphs serve a run. Padding rows have one source token and no target token, and
+padding positions are masked as in any batch, so they add nothing to the loss or the gradients
+(``tests/test_captured_training.py`` checks this on a CPU, where the same padded step runs eagerly).
+The encoder runs its length-agnostic path (qgen/model/encoder.py): packing reads the lengths on the
+host, which a replay would not.
+
+Each new shape runs ``WARMUP_STEPS`` eager steps on a side stream (they are real training steps:
+they create the optimizer's state and the libraries' workspaces outside any graph), then is captured
+and replayed from then on. The graphs share one memory pool: nothing a replay computes is read after
+the next replay (the loss and the taken-flag are copied out at once), and the weights, gradients and
+optimizer state live outside the pool.
+
+Where it applies (``applies``): a CUDA device, the switch ``QGEN_CUDA_GRAPHS`` not ``off`` (the one
+of qgen/cuda_graphs.py), the skeleton's own encoder and decoder without extra loss terms (the Table 1
+rows and their variants; not the parts of the data-to-text seeds), Adam, a constant learning rate
+(the graph keeps the rate it recorded). Teacher-forcing draws come from the device's default
+generator, which graphs replay safely, rather than the per-epoch generator of the eager path, so a
+resumed run does not repeat the draws of an unstopped one bit for bit. A shape whose capture fails
+trains eagerly from then on, with one warning.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from qgen.model.batch import Batch
+from qgen.model.encoder import Encoder
+from qgen.model.vocab import PAD_ID, UNK_ID
+
+SRC_BUCKET = 16
+TGT_BUCKET = 8
+EXTENDED_BUCKET = 16
+WARMUP_STEPS = 2  # eager steps of a shape before it is captured
+
+
+def applies(model: torch.nn.Module, cfg: Any, device: torch.device) -> str | None:
+    """None where the captured step can train this run, else why not (one line)."""
+    from qgen.cuda_graphs import graphs_setting
+    from qgen.model.decoder import Decoder
+
+    if device.type != "cuda":
+        return "not a CUDA device"
+    if graphs_setting() == "off":
+        return "QGEN_CUDA_GRAPHS=off"
+    if type(model.encoder) is not Encoder or type(model.decoder) is not Decoder or model.loss_terms:
+        return "the model is made of other parts or trains extra loss terms"
+    if cfg.optimizer != "adam" or cfg.lr_decay != 1.0:
+        return "only Adam at a constant learning rate is captured"
+    return None
+
+
+def bucket_shape(batch: Batch, rows: int, vocab_size: int) -> tuple[int, int, int, int]:
+    """(rows, source width, target width, extended vocabulary) a batch is padded to."""
+    assert batch.tgt is not None
+    up = lambda n, m: -(-n // m) * m  # noqa: E731
+    extended = vocab_size + up(batch.extended_size - vocab_size, EXTENDED_BUCKET)
+    return max(rows, len(batch)), up(batch.src.size(1), SRC_BUCKET), up(batch.tgt.size(1), TGT_BUCKET), extended
+
+
+def pad_batch(batch: Batch, shape: tuple[int, int, int, int]) -> Batch:
+    """The batch padded to ``shape``: extra rows hold one unknown source token and no target."""
+    rows, src_len, tgt_len, extended = shape
+    n, s = batch.src.shape
+    src = torch.full((rows, src_len), PAD_ID, dtype=batch.src.dtype)
+    src[:n, :s] = batch.src
+    src[n:, 0] = UNK_ID
+    lengths = torch.ones(rows, dtype=batch.src_lengths.dtype)
+    lengths[:n] = batch.src_lengths
+    copy_ids = torch.full((rows, src_len), -1, dtype=batch.copy_ids.dtype)
+    copy_ids[:n, :s] = batch.copy_ids
+    tgt = torch.full((rows, tgt_len), PAD_ID, dtype=batch.tgt.dtype)
+    tgt[:n, : batch.tgt.size(1)] = batch.tgt
+    return Batch(src, lengths, src != PAD_ID, copy_ids, extended, tgt, batch.oovs + [[]] * (rows - n),
+                 batch.target_tokens)
+
+
+@dataclass
+class _Shape:
+    """One bucket shape's device buffers (the graph reads them), graph and eager runs so far."""
+    batch: Batch
+    divisor: torch.Tensor  # the batch's target tokens: the loss is divided by it on the device
+    runs: int = 0
+    graph: Any = None
+    outputs: tuple[torch.Tensor, torch.Tensor] | None = None  # (loss, taken) as the graph writes them
+    failed: bool = False
+
+
+@dataclass
+class CapturedTraining:
+    """Trains with one CUDA graph per bucket shape; ``step`` takes a host batch like ``training_step``."""
+    model: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+    cfg: Any
+    device: torch.device
+    shapes: dict[tuple[int, int, int, int], _Shape] = field(default_factory=dict)
+    pool: Any = None
+    disabled: str | None = None  # why every shape now trains eagerly
+
+    def __post_init__(self) -> None:
+        for group in self.optimizer.param_groups:
+            group["capturable"] = True  # the step count and bias corrections stay on the device
+        self.pool = torch.cuda.graph_pool_handle()
+
+    def step(self, host_batch: Batch) -> tuple[torch.Tensor, int, torch.Tensor]:
+        """One update: (summed NLL, target tokens, whether the update was taken), as ``training_step``."""
+        shape = bucket_shape(host_batch, self.cfg.batch_size, self.model.cfg.tgt_vocab_size)
+        padded = pad_batch(host_batch, shape)
+        entry = self.shapes.get(shape)
+        if entry is None:
+            entry = self.shapes[shape] = _Shape(padded.to(self.device), torch.zeros((), device=self.device))
+            entry.batch.src_lengths = entry.batch.src_lengths.to(self.device)
+        _load(entry, padded)
+        if entry.graph is not None:
+            entry.graph.replay()
+        elif entry.runs >= WARMUP_STEPS and not entry.failed and self.disabled is None:
+            self._capture(entry)
+        else:
+            side = torch.cuda.Stream(self.device)
+            side.wait_stream(torch.cuda.current_stream(self.device))
+            with torch.cuda.stream(side):
+                entry.outputs = self._run(entry)
+            torch.cuda.current_stream(self.device).wait_stream(side)
+        entry.runs += 1
+        assert entry.outputs is not None
+        loss, taken = entry.outputs
+        return loss.clone(), host_batch.target_tokens, taken.clone()
+
+    def _run(self, entry: _Shape) -> tuple[torch.Tensor, torch.Tensor]:
+        from qgen.train import training_step
+
+        # Autocast's weight cache must stay off under capture (a cached cast would be replayed stale).
+        autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.cfg.bf16, cache_enabled=False)
+        self.model.encoder.length_agnostic = True
+        try:
+            loss, _, taken = training_step(self.model, self.optimizer, entry.batch, self.cfg, None, autocast,
+                                           divisor=entry.divisor)
+        finally:
+            self.model.encoder.length_agnostic = False
+        return loss, taken
+
+    def _capture(self, entry: _Shape) -> None:
+        torch.cuda.synchronize(self.device)
+        graph = torch.cuda.CUDAGraph()
+        try:
+            with torch.cuda.graph(graph, pool=self.pool):
+                outputs = self._run(entry)
+        except Exception as error:  # a capture that fails leaves the shape (and the run) eager
+            entry.failed = True
+            self.disabled = f"{type(error).__name__}: {error}"
+            warnings.warn(f"training step capture failed, training eagerly: {self.disabled}", stacklevel=2)
+            torch.cuda.synchronize(self.device)
+            entry.outputs = self._run(entry)
+            return
+        entry.graph, entry.outputs = graph, outputs
+        graph.replay()  # capturing records the step without running it
+
+
+def _load(entry: _Shape, padded: Batch) -> None:
+    """The padded host batch into the shape's device buffers (the addresses the graph recorded)."""
+    buffers = entry.batch
+    for name in ("src", "src_lengths", "src_mask", "copy_ids", "tgt"):
+        getattr(buffers, name).copy_(getattr(padded, name), non_blocking=True)
+    buffers.oovs = padded.oovs
+    buffers.target_tokens = max(padded.target_tokens, 1)  # the model returns it; the divisor is the device's
+    entry.divisor.fill_(float(max(padded.target_tokens, 1)))

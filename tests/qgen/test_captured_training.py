@@ -1,0 +1,121 @@
+"""The captured training step (qgen/captured_training.py): what it records runs here on a CPU as
+plain eager code, so the bucket padding and the length-agnostic encoder are checked against the
+ordinary step; the capture itself needs a GPU (the last test)."""
+from __future__ import annotations
+
+import copy
+from dataclasses import replace
+
+import pytest
+import torch
+
+from qgen.captured_training import applies, bucket_shape, pad_batch
+from qgen.model import VARIANTS, ModelConfig, Vocab, build_model, make_batch
+from qgen.model.config import PartsConfig
+from qgen.model.encoder import Encoder
+from qgen.model.vocab import PAD_ID
+from qgen.train import TrainConfig, make_optimizer, training_step
+
+torch.set_num_threads(1)
+SRC = [["select", "?x", "where", "{", "ns:m.01", "ns:film.director", "?x", "}"], ["count", "rows", "where", "a", ">", "3"],
+       ["ns:m.02", "ns:people.spouse"]]
+TGT = [["who", "directed", "ns:m.01", "?"], ["how", "many", "rows", "have", "a", "above", "3", "?"], ["spouse", "of", "zed"]]
+SRC_VOCAB = Vocab.build(SRC)
+TGT_VOCAB = Vocab.build(TGT[:2])  # "zed" and "ns:m.02" stay out of the output vocabulary: an extended id
+TINY = dict(embedding_dim=8, hidden_size=16, num_layers=2, dropout=0.0)
+
+
+def _model(name: str):
+    torch.manual_seed(0)
+    cfg = replace(VARIANTS[name].model, **TINY).with_vocab(len(SRC_VOCAB), len(TGT_VOCAB))
+    return build_model(cfg).train()
+
+
+def test_length_agnostic_encoder_matches_the_packed_one_outputs_finals_and_gradients() -> None:
+    torch.manual_seed(0)
+    encoder = Encoder(ModelConfig(src_vocab_size=30, tgt_vocab_size=30, **TINY))
+    src = torch.randint(4, 30, (5, 9))
+    lengths = torch.tensor([9, 3, 1, 6, 2])
+    src[torch.arange(9).unsqueeze(0) >= lengths.unsqueeze(1)] = PAD_ID
+    results = []
+    for agnostic in (False, True):
+        encoder.zero_grad()
+        encoder.length_agnostic = agnostic
+        outputs, final = encoder(src, lengths)
+        (outputs.square().sum() + final.sin().sum()).backward()
+        results.append((outputs.detach(), final.detach(), [p.grad.clone() for p in encoder.parameters()]))
+    (packed_out, packed_final, packed_grads), (out, final, grads) = results
+    assert out.shape == packed_out.shape and final.shape == packed_final.shape
+    assert torch.allclose(out, packed_out, atol=1e-6) and torch.allclose(final, packed_final, atol=1e-6)
+    assert (out[4, 2:] == 0).all()  # padding positions stay zero, as pad_packed_sequence leaves them
+    for a, b in zip(grads, packed_grads):
+        assert torch.allclose(a, b, atol=1e-5)
+    assert len(encoder.state_dict()) == 1 + 4 * 2 * 2  # the helper GRUs are no part of a checkpoint
+
+
+def test_bucket_shape_rounds_every_width_up() -> None:
+    batch = make_batch(SRC, TGT, SRC_VOCAB, TGT_VOCAB, "extended")
+    rows, src_len, tgt_len, extended = bucket_shape(batch, 32, len(TGT_VOCAB))
+    assert (rows, src_len, tgt_len) == (32, 16, 16)
+    assert extended == len(TGT_VOCAB) + 16 and batch.extended_size < extended
+
+
+@pytest.mark.parametrize("name", ["copynet", "coverage", "scratchpad", "seq2seq", "scratchpad_extended"])
+def test_a_padded_batch_trains_exactly_as_the_batch_itself(name: str) -> None:
+    """One update on the batch padded to its bucket shape (extra rows, wider source, target and extended
+    vocabulary; the encoder's length-agnostic path; the loss divided by a tensor) leaves the same loss
+    and the same weights as the ordinary step on the batch itself."""
+    cfg = TrainConfig(batch_size=8, teacher_forcing=1.0)
+    autocast = torch.autocast("cpu", enabled=False)
+    model = _model(name)
+    batch = make_batch(SRC, TGT, SRC_VOCAB, TGT_VOCAB, model.cfg.copy)
+    twin = copy.deepcopy(model)
+    loss, count, taken = training_step(model, make_optimizer(model, cfg, torch.device("cpu")), batch, cfg, None,
+                                       autocast)
+
+    padded = pad_batch(batch, bucket_shape(batch, cfg.batch_size, len(TGT_VOCAB)))
+    assert padded.src.shape == (8, 16) and padded.target_tokens == batch.target_tokens
+    twin.encoder.length_agnostic = True
+    padded_loss, _, padded_taken = training_step(twin, make_optimizer(twin, cfg, torch.device("cpu")), padded, cfg,
+                                                 None, autocast, divisor=torch.tensor(float(count)))
+    assert bool(taken) and bool(padded_taken)
+    assert padded_loss.item() == pytest.approx(loss.item(), rel=1e-5)
+    for (key, a), b in zip(model.state_dict().items(), twin.state_dict().values()):
+        assert torch.allclose(a, b, atol=1e-6), key
+
+
+def test_it_applies_to_the_skeleton_rows_on_a_gpu_only() -> None:
+    cuda = torch.device("cuda")
+    assert applies(_model("scratchpad"), TrainConfig(), cuda) is None
+    assert applies(_model("scratchpad"), TrainConfig(), torch.device("cpu")) == "not a CUDA device"
+    assert "constant learning rate" in applies(_model("copynet"), TrainConfig(lr_decay=0.5), cuda)
+    parts = PartsConfig(src_vocab_size=20, tgt_vocab_size=20, encoder="caencoder", decoder="cgru", **TINY)
+    assert "other parts" in applies(build_model(parts), TrainConfig(), cuda)
+
+
+def test_the_switch_turns_it_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("QGEN_CUDA_GRAPHS", "off")
+    assert applies(_model("scratchpad"), TrainConfig(), torch.device("cuda")) == "QGEN_CUDA_GRAPHS=off"
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_captured_training_follows_the_eager_steps_on_a_gpu() -> None:
+    """Replayed graphs train as the eager steps do (teacher forcing 1.0, float32: within float error)."""
+    from qgen.captured_training import WARMUP_STEPS, CapturedTraining
+
+    cfg = TrainConfig(batch_size=4, teacher_forcing=1.0, bf16=False)
+    device = torch.device("cuda")
+    eager_model = _model("scratchpad").to(device)
+    model = copy.deepcopy(eager_model)
+    eager_opt, opt = make_optimizer(eager_model, cfg, device), make_optimizer(model, cfg, device)
+    captured = CapturedTraining(model, opt, cfg, device)
+    batch = make_batch(SRC, TGT, SRC_VOCAB, TGT_VOCAB, model.cfg.copy)
+    autocast = torch.autocast("cuda", enabled=False)
+    for step in range(WARMUP_STEPS + 3):  # eager warm-up, the capture, then replays
+        loss, count, taken = captured.step(batch)
+        want, want_count, _ = training_step(eager_model, eager_opt, batch.to(device), cfg, None, autocast)
+        assert count == want_count and bool(taken)
+        assert loss.item() == pytest.approx(want.item(), rel=1e-4), step
+    assert captured.disabled is None and all(entry.graph is not None for entry in captured.shapes.values())
+    for a, b in zip(model.parameters(), eager_model.parameters()):
+        assert torch.allclose(a, b, atol=1e-4)
