@@ -5,7 +5,8 @@
 Per model, at batch 32 and at batch 128: seconds per training step (teacher forcing 0.5,
 length-bucketed WebQSP train batches, the training loop's own step: bf16 autocast, fused Adam and
 the step captured as CUDA graphs on a GPU unless QGEN_CUDA_GRAPHS=off, every timed batch shape
-warmed up and captured before the clock starts), target tokens per second and the implied seconds
+warmed up and captured before the clock starts; ``batchN_eager`` and ``captured_over_eager``: the
+same step uncaptured, timed in the same run), target tokens per second and the implied seconds
 per WebQSP epoch. The timed steps run back to back and the device is synchronised once before and
 once after them, as in training. Then the time to decode the 1,639 WebQSP test questions with beam
 4 (with a trained checkpoint when given: an untrained model rarely stops early, so its decoding time
@@ -70,6 +71,12 @@ def main() -> None:
         results["gpu"] = torch.cuda.get_device_name(device)
     for name in args.models.split(","):
         figures = {f"batch{size}": time_training(name, size, args.steps, prep, device) for size in BATCH_SIZES}
+        if device.type == "cuda":  # the eager step beside the captured one: their ratio is the capture's gain
+            for size in BATCH_SIZES:
+                figures[f"batch{size}_eager"] = time_training(name, size, args.steps, prep, device, eager=True)
+                captured, uncaptured = figures[f"batch{size}"], figures[f"batch{size}_eager"]
+                captured["captured_over_eager"] = round(captured["target_tokens_per_s"]
+                                                        / uncaptured["target_tokens_per_s"], 2)
         results["models"][name] = {**figures["batch32"], **figures}  # today's keys: batch 32
         print(f"{name:20s} {figures}", flush=True)
     results["decode"] = decode_timing(args.checkpoint, prep, device)
@@ -80,7 +87,8 @@ def main() -> None:
     print(f"wrote {out}")
 
 
-def time_training(name: str, batch_size: int, steps: int, prep: Path, device: torch.device) -> dict:
+def time_training(name: str, batch_size: int, steps: int, prep: Path, device: torch.device,
+                  eager: bool = False) -> dict:
     variant = VARIANTS[name]
     train_pairs = dataset_pairs("webqsp", prep, variant.entity_replacement)[0]
     src_vocab, tgt_vocab = build_vocabularies(train_pairs)
@@ -93,7 +101,7 @@ def time_training(name: str, batch_size: int, steps: int, prep: Path, device: to
     groups = list(bucketed_batches(train_pairs, batch_size, random.Random(0)))
     batches = [make_batch([p.src for p in pairs], [p.tgt[: cfg.max_tgt_len] for p in pairs], src_vocab, tgt_vocab,
                           variant.model.copy, cfg.max_src_len) for pairs in groups[: steps + 2]]
-    captured = captured_training(model, optimizer, cfg, device, log=lambda line: None)
+    captured = None if eager else captured_training(model, optimizer, cfg, device, log=lambda line: None)
     if captured is not None:  # the loop's recorded steps: every timed shape warmed up and captured first
         step = captured.step
         warm_up = batches[2:] * (WARMUP_STEPS + 1)

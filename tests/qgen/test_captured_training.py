@@ -17,9 +17,10 @@ from qgen.model.vocab import PAD_ID
 from qgen.train import TrainConfig, make_optimizer, training_step
 
 torch.set_num_threads(1)
-SRC = [["select", "?x", "where", "{", "ns:m.01", "ns:film.director", "?x", "}"], ["count", "rows", "where", "a", ">", "3"],
-       ["ns:m.02", "ns:people.spouse"]]
-TGT = [["who", "directed", "ns:m.01", "?"], ["how", "many", "rows", "have", "a", "above", "3", "?"], ["spouse", "of", "zed"]]
+SRC = [["select", "?x", "where", "{", "ns:m.01", "ns:film.director", "?x", "}"],
+       ["count", "rows", "where", "a", ">", "3"], ["ns:m.02", "ns:people.spouse"]]
+TGT = [["who", "directed", "ns:m.01", "?"], ["how", "many", "rows", "have", "a", "above", "3", "?"],
+       ["spouse", "of", "zed"]]
 SRC_VOCAB = Vocab.build(SRC)
 TGT_VOCAB = Vocab.build(TGT[:2])  # "zed" and "ns:m.02" stay out of the output vocabulary: an extended id
 TINY = dict(embedding_dim=8, hidden_size=16, num_layers=2, dropout=0.0)
