@@ -25,12 +25,12 @@ of qgen/cuda_graphs.py), the skeleton's own encoder and decoder without extra lo
 rows and their variants; not the parts of the data-to-text seeds), Adam, a constant learning rate
 (the graph keeps the rate it recorded). Teacher-forcing draws come from the device's default
 generator, which graphs replay safely, rather than the per-epoch generator of the eager path, so a
-resumed run does not repeat the draws of an unstopped one bit for bit. A shape whose capture fails
-trains eagerly from then on, with one warning.
+resumed run does not repeat the draws of an unstopped one bit for bit. A capture that fails stops
+the run with an error naming ``QGEN_CUDA_GRAPHS=off``: after a failed capture the stream, the
+allocator and the gradients cannot be trusted for an eager fallback.
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,7 +95,6 @@ class _Shape:
     runs: int = 0
     graph: Any = None
     outputs: tuple[torch.Tensor, torch.Tensor] | None = None  # (loss, taken) as the graph writes them
-    failed: bool = False
 
 
 @dataclass
@@ -107,12 +106,13 @@ class CapturedTraining:
     device: torch.device
     shapes: dict[tuple[int, int, int, int], _Shape] = field(default_factory=dict)
     pool: Any = None
-    disabled: str | None = None  # why every shape now trains eagerly
+    side: Any = None  # the stream of the warm-ups and the captures (its libraries' workspaces made once)
 
     def __post_init__(self) -> None:
         for group in self.optimizer.param_groups:
             group["capturable"] = True  # the step count and bias corrections stay on the device
         self.pool = torch.cuda.graph_pool_handle()
+        self.side = torch.cuda.Stream(self.device)
 
     def step(self, host_batch: Batch) -> tuple[torch.Tensor, int, torch.Tensor]:
         """One update: (summed NLL, target tokens, whether the update was taken), as ``training_step``."""
@@ -125,14 +125,13 @@ class CapturedTraining:
         _load(entry, padded)
         if entry.graph is not None:
             entry.graph.replay()
-        elif entry.runs >= WARMUP_STEPS and not entry.failed and self.disabled is None:
+        elif entry.runs >= WARMUP_STEPS:
             self._capture(entry)
         else:
-            side = torch.cuda.Stream(self.device)
-            side.wait_stream(torch.cuda.current_stream(self.device))
-            with torch.cuda.stream(side):
+            self.side.wait_stream(torch.cuda.current_stream(self.device))
+            with torch.cuda.stream(self.side):
                 entry.outputs = self._run(entry)
-            torch.cuda.current_stream(self.device).wait_stream(side)
+            torch.cuda.current_stream(self.device).wait_stream(self.side)
         entry.runs += 1
         assert entry.outputs is not None
         loss, taken = entry.outputs
@@ -155,15 +154,14 @@ class CapturedTraining:
         torch.cuda.synchronize(self.device)
         graph = torch.cuda.CUDAGraph()
         try:
-            with torch.cuda.graph(graph, pool=self.pool):
+            with torch.cuda.graph(graph, pool=self.pool, stream=self.side):
                 outputs = self._run(entry)
-        except Exception as error:  # a capture that fails leaves the shape (and the run) eager
-            entry.failed = True
-            self.disabled = f"{type(error).__name__}: {error}"
-            warnings.warn(f"training step capture failed, training eagerly: {self.disabled}", stacklevel=2)
-            torch.cuda.synchronize(self.device)
-            entry.outputs = self._run(entry)
-            return
+        except Exception as error:
+            # Fatal: a failed capture can leave the stream, the allocator and the gradients in states
+            # that an eager fallback would train from.
+            raise RuntimeError(f"capturing the training step for batch shape {entry.batch.src.shape[0]} x "
+                               f"{entry.batch.src.shape[1]} failed ({type(error).__name__}: {error}); train "
+                               "with QGEN_CUDA_GRAPHS=off (resume from last.pt)") from error
         entry.graph, entry.outputs = graph, outputs
         graph.replay()  # capturing records the step without running it
 

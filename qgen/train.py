@@ -155,6 +155,7 @@ def train(train_pairs: Sequence[Pair], valid_pairs: Sequence[Pair], model_cfg: M
         optimizer.load_state_dict(payload["optimizer"])
         for group in optimizer.param_groups:  # the saved groups carry the old device's kernel choice
             group["fused"] = sync_free(device)
+            group["capturable"] = False  # a captured run sets it again (qgen/captured_training.py)
         torch.set_rng_state(payload["torch_rng"])
         start_epoch, history = int(payload["epoch"]), [EpochStats(**h) for h in payload["history"]]
         vectors = payload.get("pretrained_vectors", "none")

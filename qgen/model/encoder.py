@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 from torch import nn
-from torch.func import functional_call
+from torch import _VF  # nn.GRU's own kernel entry, for one direction at a time
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from qgen.model.config import ModelConfig
@@ -30,12 +30,6 @@ class Encoder(nn.Module):
         self.gru = nn.GRU(cfg.embedding_dim, cfg.hidden_size // 2, cfg.num_layers, batch_first=True,
                           bidirectional=True, dropout=cfg.dropout if cfg.num_layers > 1 else 0.0)
         self.length_agnostic = False
-        # One direction of one layer per layer, run with the weights of ``self.gru`` (functional_call):
-        # the length-agnostic path's building blocks. Weightless (meta device) and kept in a plain list,
-        # so they are no submodules and no part of a checkpoint.
-        widths = [cfg.embedding_dim] + [cfg.hidden_size] * (cfg.num_layers - 1)
-        self._one_direction = [nn.GRU(width, cfg.hidden_size // 2, 1, batch_first=True, device="meta")
-                               for width in widths]
 
     def forward(self, src: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """src (batch, src_len) -> outputs (batch, src_len, hidden), final (layers, batch, hidden)."""
@@ -76,9 +70,15 @@ class Encoder(nn.Module):
         return layer_input, torch.stack(finals)
 
     def _direction(self, inputs: torch.Tensor, layer: int, suffix: str) -> torch.Tensor:
+        """One direction of one layer of ``self.gru`` over (batch, steps, input): its outputs.
+
+        ``_VF.gru`` is what ``nn.GRU`` runs; called with the module's own weight tensors it reads them
+        where they are. (A second ``nn.GRU`` given these weights would re-flatten them for cuDNN and
+        repoint the parameters at new memory every call: under a CUDA graph, memory it no longer owns.)"""
         names = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
-        weights = {f"{name}_l0": getattr(self.gru, f"{name}_l{layer}{suffix}") for name in names}
-        outputs, _ = functional_call(self._one_direction[layer], weights, (inputs,))
+        weights = [getattr(self.gru, f"{name}_l{layer}{suffix}") for name in names]
+        initial = inputs.new_zeros(1, inputs.size(0), self.gru.hidden_size)
+        outputs, _ = _VF.gru(inputs, initial, weights, True, 1, 0.0, self.training, False, True)
         return outputs
 
 

@@ -39,6 +39,7 @@ def test_length_agnostic_encoder_matches_the_packed_one_outputs_finals_and_gradi
     lengths = torch.tensor([9, 3, 1, 6, 2])
     src[torch.arange(9).unsqueeze(0) >= lengths.unsqueeze(1)] = PAD_ID
     results = []
+    addresses = [p.data_ptr() for p in encoder.parameters()]
     for agnostic in (False, True):
         encoder.zero_grad()
         encoder.length_agnostic = agnostic
@@ -51,7 +52,7 @@ def test_length_agnostic_encoder_matches_the_packed_one_outputs_finals_and_gradi
     assert (out[4, 2:] == 0).all()  # padding positions stay zero, as pad_packed_sequence leaves them
     for a, b in zip(grads, packed_grads):
         assert torch.allclose(a, b, atol=1e-5)
-    assert len(encoder.state_dict()) == 1 + 4 * 2 * 2  # the helper GRUs are no part of a checkpoint
+    assert [p.data_ptr() for p in encoder.parameters()] == addresses  # the weights never move (CUDA graphs)
 
 
 def test_bucket_shape_rounds_every_width_up() -> None:
@@ -101,22 +102,44 @@ def test_the_switch_turns_it_off(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_captured_training_follows_the_eager_steps_on_a_gpu() -> None:
-    """Replayed graphs train as the eager steps do (teacher forcing 1.0, float32: within float error)."""
+    """Replayed graphs of two shapes, interleaved, train as the eager steps do (teacher forcing 1.0,
+    float32, no dropout: within float error), and the weights never move to other memory."""
     from qgen.captured_training import WARMUP_STEPS, CapturedTraining
 
-    cfg = TrainConfig(batch_size=4, teacher_forcing=1.0, bf16=False)
+    cfg = TrainConfig(batch_size=4, teacher_forcing=1.0, bf16=False, learning_rate=1e-2)
     device = torch.device("cuda")
     eager_model = _model("scratchpad").to(device)
     model = copy.deepcopy(eager_model)
     eager_opt, opt = make_optimizer(eager_model, cfg, device), make_optimizer(model, cfg, device)
     captured = CapturedTraining(model, opt, cfg, device)
-    batch = make_batch(SRC, TGT, SRC_VOCAB, TGT_VOCAB, model.cfg.copy)
+    addresses = [p.data_ptr() for p in model.parameters()]
+    batches = [make_batch(SRC, TGT, SRC_VOCAB, TGT_VOCAB, model.cfg.copy),
+               make_batch(SRC[2:] * 3, TGT[2:] * 3, SRC_VOCAB, TGT_VOCAB, model.cfg.copy)]  # another shape
     autocast = torch.autocast("cuda", enabled=False)
-    for step in range(WARMUP_STEPS + 3):  # eager warm-up, the capture, then replays
+    for step in range(2 * (WARMUP_STEPS + 3)):  # per shape: eager warm-up, the capture, then replays
+        batch = batches[step % 2]
         loss, count, taken = captured.step(batch)
         want, want_count, _ = training_step(eager_model, eager_opt, batch.to(device), cfg, None, autocast)
         assert count == want_count and bool(taken)
-        assert loss.item() == pytest.approx(want.item(), rel=1e-4), step
-    assert captured.disabled is None and all(entry.graph is not None for entry in captured.shapes.values())
+        assert loss.item() == pytest.approx(want.item(), rel=1e-3), step
+    assert len(captured.shapes) == 2 and all(entry.graph is not None for entry in captured.shapes.values())
+    assert [p.data_ptr() for p in model.parameters()] == addresses
     for a, b in zip(model.parameters(), eager_model.parameters()):
-        assert torch.allclose(a, b, atol=1e-4)
+        assert torch.allclose(a, b, atol=1e-3)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_captured_training_with_bf16_dropout_and_sampled_inputs_learns() -> None:
+    """The run's own settings (bf16, dropout, teacher forcing 0.5, default generator) under replay:
+    the loss falls."""
+    from qgen.captured_training import CapturedTraining
+
+    cfg = TrainConfig(batch_size=4, teacher_forcing=0.5, learning_rate=1e-2)
+    device = torch.device("cuda")
+    torch.manual_seed(0)
+    model = build_model(replace(VARIANTS["copynet"].model, **{**TINY, "dropout": 0.3})
+                        .with_vocab(len(SRC_VOCAB), len(TGT_VOCAB))).to(device).train()
+    captured = CapturedTraining(model, make_optimizer(model, cfg, device), cfg, device)
+    batch = make_batch(SRC, TGT, SRC_VOCAB, TGT_VOCAB, model.cfg.copy)
+    losses = [captured.step(batch)[0].item() / batch.target_tokens for _ in range(60)]
+    assert sum(losses[-5:]) < 0.5 * sum(losses[:5])
