@@ -17,8 +17,8 @@ host, which a replay would not.
 Each new shape runs ``WARMUP_STEPS`` eager steps on a side stream (they are real training steps:
 they create the optimizer's state and the libraries' workspaces outside any graph), then is captured
 and replayed from then on. The graphs share one memory pool: nothing a replay computes is read after
-the next replay (the loss and the taken-flag are copied out at once), and the weights, gradients and
-optimizer state live outside the pool.
+the next replay (the loss and the taken-flag go to buffers outside the pool), and the weights and
+the optimizer state live outside it too.
 
 Where it applies (``applies``): a CUDA device, the switch ``QGEN_CUDA_GRAPHS`` not ``off`` (the one
 of qgen/cuda_graphs.py), the skeleton's own encoder and decoder without extra loss terms (the Table 1
@@ -32,7 +32,7 @@ allocator and the gradients cannot be trusted for an eager fallback.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
@@ -89,17 +89,22 @@ def pad_batch(batch: Batch, shape: tuple[int, int, int, int]) -> Batch:
 
 @dataclass
 class _Shape:
-    """One bucket shape's device buffers (the graph reads them), graph and eager runs so far."""
+    """One bucket shape's device buffers (the graph reads them and writes ``loss`` and ``taken``, which
+    live outside the graphs' pool), its replay once recorded, and its steps so far."""
     batch: Batch
     divisor: torch.Tensor  # the batch's target tokens: the loss is divided by it on the device
+    loss: torch.Tensor
+    taken: torch.Tensor
     runs: int = 0
-    graph: Any = None
-    outputs: tuple[torch.Tensor, torch.Tensor] | None = None  # (loss, taken) as the graph writes them
+    replay: Callable[[], None] | None = None
 
 
 @dataclass
 class CapturedTraining:
-    """Trains with one CUDA graph per bucket shape; ``step`` takes a host batch like ``training_step``."""
+    """Trains with one CUDA graph per bucket shape; ``step`` takes a host batch like ``training_step``.
+
+    The CUDA calls are in ``_prepare``, ``_warm_up`` and ``_record``; the tests replace them with
+    eager runs to check the rest on a CPU."""
     model: torch.nn.Module
     optimizer: torch.optim.Optimizer
     cfg: Any
@@ -109,10 +114,7 @@ class CapturedTraining:
     side: Any = None  # the stream of the warm-ups and the captures (its libraries' workspaces made once)
 
     def __post_init__(self) -> None:
-        for group in self.optimizer.param_groups:
-            group["capturable"] = True  # the step count and bias corrections stay on the device
-        self.pool = torch.cuda.graph_pool_handle()
-        self.side = torch.cuda.Stream(self.device)
+        self._prepare()
 
     def step(self, host_batch: Batch) -> tuple[torch.Tensor, int, torch.Tensor]:
         """One update: (summed NLL, target tokens, whether the update was taken), as ``training_step``."""
@@ -120,50 +122,63 @@ class CapturedTraining:
         padded = pad_batch(host_batch, shape)
         entry = self.shapes.get(shape)
         if entry is None:
-            entry = self.shapes[shape] = _Shape(padded.to(self.device), torch.zeros((), device=self.device))
+            scalar = lambda dtype: torch.zeros((), dtype=dtype, device=self.device)  # noqa: E731
+            entry = _Shape(padded.to(self.device), scalar(torch.float32), scalar(torch.float32), scalar(torch.bool))
             entry.batch.src_lengths = entry.batch.src_lengths.to(self.device)
+            self.shapes[shape] = entry
         _load(entry, padded)
-        if entry.graph is not None:
-            entry.graph.replay()
-        elif entry.runs >= WARMUP_STEPS:
-            self._capture(entry)
+        if entry.replay is None and entry.runs >= WARMUP_STEPS:
+            entry.replay = self._record(entry)
+        if entry.replay is not None:
+            entry.replay()
         else:
-            self.side.wait_stream(torch.cuda.current_stream(self.device))
-            with torch.cuda.stream(self.side):
-                entry.outputs = self._run(entry)
-            torch.cuda.current_stream(self.device).wait_stream(self.side)
+            self._warm_up(entry)
         entry.runs += 1
-        assert entry.outputs is not None
-        loss, taken = entry.outputs
-        return loss.clone(), host_batch.target_tokens, taken.clone()
+        return entry.loss.clone(), host_batch.target_tokens, entry.taken.clone()
 
-    def _run(self, entry: _Shape) -> tuple[torch.Tensor, torch.Tensor]:
+    def _run(self, entry: _Shape) -> None:
+        """The step on the shape's buffers: what a graph records."""
         from qgen.train import training_step
 
         # Autocast's weight cache must stay off under capture (a cached cast would be replayed stale).
-        autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.cfg.bf16, cache_enabled=False)
+        autocast = torch.autocast(self.device.type, dtype=torch.bfloat16,
+                                  enabled=self.cfg.bf16 and self.device.type == "cuda", cache_enabled=False)
         self.model.encoder.length_agnostic = True
         try:
             loss, _, taken = training_step(self.model, self.optimizer, entry.batch, self.cfg, None, autocast,
                                            divisor=entry.divisor)
         finally:
             self.model.encoder.length_agnostic = False
-        return loss, taken
+        entry.loss.copy_(loss.float())
+        entry.taken.copy_(taken)
 
-    def _capture(self, entry: _Shape) -> None:
+    def _prepare(self) -> None:
+        for group in self.optimizer.param_groups:
+            group["capturable"] = True  # the step count and bias corrections stay on the device
+        self.pool = torch.cuda.graph_pool_handle()
+        self.side = torch.cuda.Stream(self.device)
+
+    def _warm_up(self, entry: _Shape) -> None:
+        """An eager step on the side stream (outside any graph: the optimizer's state, workspaces)."""
+        self.side.wait_stream(torch.cuda.current_stream(self.device))
+        with torch.cuda.stream(self.side):
+            self._run(entry)
+        torch.cuda.current_stream(self.device).wait_stream(self.side)
+
+    def _record(self, entry: _Shape) -> Callable[[], None]:
+        """The shape's step captured as a CUDA graph: its replay (recording does not run the step)."""
         torch.cuda.synchronize(self.device)
         graph = torch.cuda.CUDAGraph()
         try:
             with torch.cuda.graph(graph, pool=self.pool, stream=self.side):
-                outputs = self._run(entry)
+                self._run(entry)
         except Exception as error:
             # Fatal: a failed capture can leave the stream, the allocator and the gradients in states
             # that an eager fallback would train from.
             raise RuntimeError(f"capturing the training step for batch shape {entry.batch.src.shape[0]} x "
                                f"{entry.batch.src.shape[1]} failed ({type(error).__name__}: {error}); train "
                                "with QGEN_CUDA_GRAPHS=off (resume from last.pt)") from error
-        entry.graph, entry.outputs = graph, outputs
-        graph.replay()  # capturing records the step without running it
+        return graph.replay
 
 
 def _load(entry: _Shape, padded: Batch) -> None:

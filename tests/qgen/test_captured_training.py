@@ -9,12 +9,13 @@ from dataclasses import replace
 import pytest
 import torch
 
-from qgen.captured_training import applies, bucket_shape, pad_batch
+from qgen.captured_training import WARMUP_STEPS, CapturedTraining, applies, bucket_shape, pad_batch
+from qgen.data import Pair
 from qgen.model import VARIANTS, ModelConfig, Vocab, build_model, make_batch
 from qgen.model.config import PartsConfig
 from qgen.model.encoder import Encoder
 from qgen.model.vocab import PAD_ID
-from qgen.train import TrainConfig, make_optimizer, training_step
+from qgen.train import TrainConfig, build_vocabularies, make_optimizer, run_epoch, training_step
 
 torch.set_num_threads(1)
 SRC = [["select", "?x", "where", "{", "ns:m.01", "ns:film.director", "?x", "}"],
@@ -100,12 +101,55 @@ def test_the_switch_turns_it_off(monkeypatch: pytest.MonkeyPatch) -> None:
     assert applies(_model("scratchpad"), TrainConfig(), torch.device("cuda")) == "QGEN_CUDA_GRAPHS=off"
 
 
+class EagerCaptured(CapturedTraining):
+    """The captured trainer with its CUDA calls replaced: a warm-up runs the step, recording returns
+    the step itself as the replay. Everything else (buckets, buffers, loads, outputs) is the real one."""
+
+    def _prepare(self) -> None:
+        self.recorded: list[tuple[int, ...]] = []
+
+    def _warm_up(self, entry) -> None:
+        self._run(entry)
+
+    def _record(self, entry):
+        self.recorded.append(tuple(entry.batch.src.shape))
+        return lambda: self._run(entry)
+
+
+def test_epochs_through_the_captured_trainer_match_the_eager_loop() -> None:
+    """run_epoch with the captured trainer (graphs replaced by eager replays of the recorded step) gives
+    the eager loop's losses and weights: each replay reads the batch loaded for it, and shapes are
+    recorded after their warm-ups. SGD: Adam's normalised update turns the float-error differences of
+    tiny gradients into steps of the learning rate's size, which would hide a real difference."""
+    pairs = [Pair(str(i), ["<s>", *src, "</s>"], ["<s>", *tgt, "</s>"], str(i)) for i, (src, tgt) in
+             enumerate(zip(SRC * 2, TGT * 2))]
+    cfg = TrainConfig(batch_size=4, teacher_forcing=1.0, optimizer="sgd", learning_rate=0.5)
+    src_vocab, tgt_vocab = build_vocabularies(pairs)
+    device = torch.device("cpu")
+    results = []
+    for captured_run in (False, True):
+        torch.manual_seed(0)
+        model = build_model(replace(VARIANTS["scratchpad"].model, **TINY).with_vocab(len(src_vocab), len(tgt_vocab)))
+        optimizer = make_optimizer(model, cfg, device)
+        captured = EagerCaptured(model, optimizer, cfg, device) if captured_run else None
+        history = [run_epoch(model, optimizer, pairs, pairs[:2], src_vocab, tgt_vocab, cfg, epoch, device,
+                             captured=captured) for epoch in range(1, 6)]
+        results.append((history, model.state_dict(), captured))
+    (eager, eager_weights, _), (replayed, weights, captured) = results
+    for a, b in zip(eager, replayed):
+        assert b.train_loss == pytest.approx(a.train_loss, rel=1e-5)
+        assert b.valid_loss == pytest.approx(a.valid_loss, rel=1e-5)
+    for key, value in eager_weights.items():
+        assert torch.allclose(weights[key], value, atol=1e-5), key
+    assert eager[-1].train_loss < eager[0].train_loss - 0.1  # it learns: the comparison means something
+    assert len(captured.recorded) == len(captured.shapes) == 2  # batches of 4 and 2 rows: two shapes, once each
+    assert all(entry.runs == 5 for entry in captured.shapes.values()) and WARMUP_STEPS < 5
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_captured_training_follows_the_eager_steps_on_a_gpu() -> None:
     """Replayed graphs of two shapes, interleaved, train as the eager steps do (teacher forcing 1.0,
     float32, no dropout: within float error), and the weights never move to other memory."""
-    from qgen.captured_training import WARMUP_STEPS, CapturedTraining
-
     cfg = TrainConfig(batch_size=4, teacher_forcing=1.0, bf16=False, learning_rate=1e-2)
     device = torch.device("cuda")
     eager_model = _model("scratchpad").to(device)
@@ -132,8 +176,6 @@ def test_captured_training_follows_the_eager_steps_on_a_gpu() -> None:
 def test_captured_training_with_bf16_dropout_and_sampled_inputs_learns() -> None:
     """The run's own settings (bf16, dropout, teacher forcing 0.5, default generator) under replay:
     the loss falls."""
-    from qgen.captured_training import CapturedTraining
-
     cfg = TrainConfig(batch_size=4, teacher_forcing=0.5, learning_rate=1e-2)
     device = torch.device("cuda")
     torch.manual_seed(0)
