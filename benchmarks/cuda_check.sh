@@ -11,4 +11,4 @@ set -euo pipefail
 python -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 'no CUDA device')"
 python -m pytest -q -p no:cacheprovider tests/qgen/test_captured_training.py tests/qgen/decode/test_cuda_graphs.py \
   tests/qgen/test_batching.py
-python benchmarks/train_throughput.py --models copynet,scratchpad --steps 20 "$@"
+QGEN_CUDA_GRAPHS=on python benchmarks/train_throughput.py --models copynet,scratchpad --steps 20 "$@"

@@ -4,7 +4,7 @@
 
 Per model, at batch 32 and at batch 128: seconds per training step (teacher forcing 0.5,
 length-bucketed WebQSP train batches, the training loop's own step: bf16 autocast, fused Adam and
-the step captured as CUDA graphs on a GPU unless QGEN_CUDA_GRAPHS=off, every timed batch shape
+the step captured as CUDA graphs on a GPU with QGEN_CUDA_GRAPHS=on, every timed batch shape
 warmed up and captured before the clock starts; ``batchN_eager`` and ``captured_over_eager``: the
 same step uncaptured, timed in the same run), target tokens per second and the implied seconds
 per WebQSP epoch. The timed steps run back to back and the device is synchronised once before and

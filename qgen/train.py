@@ -400,7 +400,7 @@ def captured_training(model: QuestionGenerator, optimizer: torch.optim.Optimizer
     if reason is not None:
         log(f"training step not captured: {reason}")
         return None
-    log("training step captured as CUDA graphs per bucket shape (QGEN_CUDA_GRAPHS=off trains eagerly)")
+    log("training step captured as CUDA graphs per bucket shape (QGEN_CUDA_GRAPHS=on)")
     return CapturedTraining(model, optimizer, cfg, device)
 
 

@@ -87,7 +87,8 @@ def test_a_padded_batch_trains_exactly_as_the_batch_itself(name: str) -> None:
         assert torch.allclose(a, b, atol=1e-6), key
 
 
-def test_it_applies_to_the_skeleton_rows_on_a_gpu_only() -> None:
+def test_it_applies_to_the_skeleton_rows_on_a_gpu_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("QGEN_CUDA_GRAPHS", "on")
     cuda = torch.device("cuda")
     assert applies(_model("scratchpad"), TrainConfig(), cuda) is None
     assert applies(_model("scratchpad"), TrainConfig(), torch.device("cpu")) == "not a CUDA device"
@@ -96,9 +97,11 @@ def test_it_applies_to_the_skeleton_rows_on_a_gpu_only() -> None:
     assert "other parts" in applies(build_model(parts), TrainConfig(), cuda)
 
 
-def test_the_switch_turns_it_off(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_switch_turns_it_on_and_off(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("QGEN_CUDA_GRAPHS", "off")
     assert applies(_model("scratchpad"), TrainConfig(), torch.device("cuda")) == "QGEN_CUDA_GRAPHS=off"
+    monkeypatch.delenv("QGEN_CUDA_GRAPHS")  # auto: eager until the path is checked on a GPU
+    assert "QGEN_CUDA_GRAPHS=on" in applies(_model("scratchpad"), TrainConfig(), torch.device("cuda"))
 
 
 class EagerCaptured(CapturedTraining):
