@@ -470,6 +470,9 @@ def downstream(
                                               "this temperature instead of taking the beam's best (0: beam)."),
     select_on: str = typer.Option("loss", "--select-on", help="Keep each parser's epoch of lowest validation loss "
                                                               "(loss) or best validation exact match (accuracy)."),
+    judge_with: Optional[Path] = typer.Option(None, "--judge-with", help="A parser checkpoint that judges the "
+                                              "candidates instead of the low row's parser (a second round: an "
+                                              "earlier run's fine-tuned parser)."),
 ) -> None:
     """Downstream benchmark: a parser trained on a tenth of WikiSQL or WebQSP, with and without a filtered qgen corpus."""
     from qgen.downstream import DownstreamConfig, run_downstream
@@ -480,7 +483,8 @@ def downstream(
                                parser_epochs=parser_epochs, generator_epochs=generator_epochs, max_seconds=max_seconds,
                                parser_header=parser_header, dataset=dataset, select_on=select_on,
                                generator_candidates=generator_candidates, questions_per_lf=questions_per_lf,
-                               generator_sampling=generator_sampling, curve_filter=f"low_synthetic_{curve_filter}")
+                               generator_sampling=generator_sampling, curve_filter=f"low_synthetic_{curve_filter}",
+                               judge_with=str(judge_with) if judge_with else None)
     except ValueError as error:
         fail(str(error), 2)
     prep = prep or Path("out") / dataset

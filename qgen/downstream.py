@@ -100,6 +100,11 @@ class DownstreamConfig:
     # Which epoch of a row's parser is kept: the lowest validation loss, or the best validation
     # logical-form exact match (greedy decoding of the validation split after every epoch).
     select_on: str = "loss"
+    # A parser checkpoint that judges the candidates instead of the ``low`` row's parser, for instance
+    # the fine-tuned parser of an earlier run over the same candidates: a second round of iterated
+    # back-translation (Hoang et al. 2018), where a better parser filters the same synthetic questions.
+    # It is copied into the work folder and calibrated there on the validation split.
+    judge_with: str | None = None
 
     def __post_init__(self) -> None:
         if self.dataset not in LF_TYPES:
@@ -209,7 +214,8 @@ def run_downstream(prep_dir: str | Path, work_dir: str | Path, results_dir: str 
         # The round-trip parser is the ``low`` row's parser: trained on the same labels, calibrated on valid.
         parser = _train_once(work, "low", splits.parser_pairs(splits.low), splits.parser_pairs(splits.valid), cfg,
                              "parse", timings, log, calibrate_on=splits.parser_pairs(splits.valid))
-        _synthesize(work, splits, generator, parser, cfg, timings, log, data_dir)
+        judge = _judge_parser(work, cfg, splits) if cfg.judge_with else parser
+        _synthesize(work, splits, generator, judge, cfg, timings, log, data_dir)
     for row in wanted:
         if (work / "rows" / row / "result.json").exists():
             continue
@@ -317,10 +323,12 @@ def _synthesize(work: Path, splits: Splits, generator: Path, parser: Path, cfg: 
     path = work / "synthetic.jsonl"
     if path.exists():
         candidates = [json.loads(line) for line in path.read_text().splitlines()]
-        if candidates and candidates[0].get("judged_by") != JUDGED_BY:
-            _judge(candidates, parser, cfg.lf_type, timings)
+        judged = (candidates[0].get("judged_by"), candidates[0].get("judged_with")) if candidates else None
+        if candidates and judged != (JUDGED_BY, cfg.judge_with):
+            _judge(candidates, parser, cfg.lf_type, timings, cfg.judge_with)
             _write_lines(path, candidates)
-            log(f"synthetic: {len(candidates)} candidates judged again (round-trip judging {JUDGED_BY})")
+            log(f"synthetic: {len(candidates)} candidates judged again (round-trip judging {JUDGED_BY}, "
+                f"parser {cfg.judge_with or 'low'})")
         return candidates
     from qgen.samplers import SamplerStats
     from qgen.synth.generator import QuestionWriter
@@ -340,7 +348,7 @@ def _synthesize(work: Path, splits: Splits, generator: Path, parser: Path, cfg: 
     pairs = [r for r in results if isinstance(r, PairRow)]
     timings["generate"] = round(time.perf_counter() - started, 1)
     candidates = candidate_pairs(pairs, writer.other_questions or {}, cfg.questions_per_lf, header_of)
-    _judge(candidates, parser, cfg.lf_type, timings)
+    _judge(candidates, parser, cfg.lf_type, timings, cfg.judge_with)
     _write_json(work / "sampler.json", {"stats": asdict(stats), "drawn_kept": len(records),
                                         "generated": len(pairs), "generation_rejects": len(results) - len(pairs)})
     _write_lines(path, candidates)
@@ -383,7 +391,30 @@ def _draw(splits: Splits, cfg: DownstreamConfig, stats: SamplerStats, data_dir: 
     return records, {r.id: pool.headers[json.loads(r.raw)["table_id"]] for r in records}
 
 
-def _judge(candidates: list[dict], parser: Path, lf_type: str, timings: dict) -> None:
+def _judge_parser(work: Path, cfg: DownstreamConfig, splits: Splits) -> Path:
+    """``cfg.judge_with`` copied to ``work/judge/best.pt`` and calibrated there on the validation split
+    (the original checkpoint is left as it is)."""
+    import shutil
+
+    from qgen.checkpoint import read_payload
+    from qgen.parse import calibrate
+
+    source = Path(cfg.judge_with)
+    if not source.is_file():
+        raise ValueError(f"judge_with: no parser checkpoint at {source}")
+    judge = work / "judge" / "best.pt"
+    if not judge.exists():
+        judge.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, judge)
+    if read_payload(judge).get("task") != "parse":
+        raise ValueError(f"judge_with: {source} is not a parser (qgen train --task parse)")
+    if not (work / "judge" / "calibrated.json").exists():
+        _write_json(work / "judge" / "calibrated.json",
+                    {"source": str(source), **calibrate(judge, splits.parser_pairs(splits.valid))})
+    return judge
+
+
+def _judge(candidates: list[dict], parser: Path, lf_type: str, timings: dict, judge_with: str | None = None) -> None:
     """Each round-trip rule's verdict on every candidate (in place), timed per rule."""
     from qgen.synth.round_trip import RoundTripFilter
 
@@ -401,7 +432,7 @@ def _judge(candidates: list[dict], parser: Path, lf_type: str, timings: dict) ->
             if rule == "exact":
                 c["parse"] = v.parse
     for c in candidates:
-        c["judged_by"] = JUDGED_BY
+        c["judged_by"], c["judged_with"] = JUDGED_BY, judge_with
 
 
 def _parser_question(candidate: dict, reads_header: bool) -> list[str]:
@@ -539,6 +570,9 @@ def _readme(m: dict) -> str:
              (f"Each logical form gives up to {m['config']['questions_per_lf']} pairs: that question and the next "
               "distinct candidates that pass the audit too, each judged on its own. "
               if m["config"].get("questions_per_lf", 1) > 1 else "") +
+             (f"The round-trip rules use the parser `{m['config']['judge_with']}` (calibrated on the validation "
+              "split), not the low row's: a second round over an earlier run's candidates. "
+              if m["config"].get("judge_with") else "") +
              f"`low_synthetic_round_trip` is the row of the default round-trip rule for {LF_TYPES[dataset].upper()} "
              f"(`{m['round_trip_default_rule']}`). Each parser trains for up to {m['config']['parser_epochs']} epochs "
              f"or {m['config']['max_seconds']} s, whichever ends first (epochs run below), and is selected on "
@@ -595,6 +629,8 @@ def _command(cfg: DownstreamConfig) -> str:
         options.append(f"--select-on {cfg.select_on}")
     if cfg.curve_filter != defaults.curve_filter:
         options.append(f"--curve-filter {cfg.curve_filter.removeprefix('low_synthetic_')}")
+    if cfg.judge_with:
+        options.append(f"--judge-with {cfg.judge_with}")
     return " ".join([f"qgen downstream {cfg.dataset} --prep out/{cfg.dataset}", *options])
 
 

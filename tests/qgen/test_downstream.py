@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -103,6 +104,32 @@ def test_downstream_rows_report_and_settings(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="other settings"):  # never mixes two configurations in one table
         run_downstream(tmp_path / "prep", work, results, DownstreamConfig(**{**TINY.__dict__, "hidden": 32}), FIXTURES,
                        rows=["low"], log=lambda line: None)
+    # a second round: the fine-tuned parser judges the same candidates again in another work folder
+    second, judge = tmp_path / "second", work / "rows" / "finetune_low_synthetic_unfiltered" / "best.pt"
+    (second / "rows").mkdir(parents=True)
+    shutil.copytree(work / "generator", second / "generator")
+    shutil.copytree(work / "rows" / "low", second / "rows" / "low")
+    candidates = [{"id": f"s{n}", "question": f"who wears {n} ?", "header": ["Player", "No."],  # as round one left them
+                   "logical_form": f"SELECT \"Player\" FROM \"table\" WHERE \"No.\" = '{n}'",
+                   "lf_tokens": ["select", "player", "from", "table", "where", "no", ".", "=", "'", str(n), "'"],
+                   "overcopy_keep": True, "judged_by": 1} for n in (7, 23, 42)]
+    (second / "synthetic.jsonl").write_text("".join(json.dumps(c) + "\n" for c in candidates))
+    round_two = replace(TINY, judge_with=str(judge))
+    again = run_downstream(tmp_path / "prep", second, tmp_path / "results2", round_two, FIXTURES,
+                           rows=["low_synthetic_round_trip_score"], log=lambda line: None)
+    judged = [json.loads(line) for line in (second / "synthetic.jsonl").read_text().splitlines()]
+    assert {c["judged_with"] for c in judged} == {str(judge)} and "generator" not in again["seconds"]
+    assert [c["question"] for c in judged] == [c["question"] for c in candidates]  # the same questions
+    assert all(isinstance(c["score_score"], float) and "score_keep" in c for c in judged)
+    assert "round_trip" in torch.load(second / "judge" / "best.pt", weights_only=True)
+    assert "round_trip" not in torch.load(judge, weights_only=True)  # the earlier run's checkpoint is untouched
+    assert f"--judge-with {judge}" in again["command"]
+    assert "a second round" in (tmp_path / "results2" / "downstream" / "wikisql" / "README.md").read_text()
+    for bad, message in [(tmp_path / "none.pt", "no parser checkpoint"),
+                         (work / "generator" / "best.pt", "is not a parser")]:
+        with pytest.raises(ValueError, match=message):
+            run_downstream(tmp_path / "prep", tmp_path / f"bad-{bad.stem}", results, replace(TINY, judge_with=str(bad)),
+                           FIXTURES, rows=["low_synthetic_unfiltered"], log=lambda line: None)
 
 
 def test_several_questions_per_logical_form_sit_side_by_side() -> None:
