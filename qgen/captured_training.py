@@ -10,7 +10,7 @@ Shapes: a batch is padded to a bucket shape (``cfg.batch_size`` rows; source, ta
 vocabulary widths rounded up to multiples of ``SRC_BUCKET``, ``TGT_BUCKET`` and ``EXTENDED_BUCKET``),
 so a handful of graphs serve a run. Padding rows have one source token and no target token, and
 padding positions are masked as in any batch, so they add nothing to the loss or the gradients
-(``tests/test_captured_training.py`` checks this on a CPU, where the same padded step runs eagerly).
+(``tests/qgen/test_captured_training.py`` checks this on a CPU, where the same padded step runs eagerly).
 The encoder runs its length-agnostic path (qgen/model/encoder.py): packing reads the lengths on the
 host, which a replay would not.
 
@@ -22,8 +22,9 @@ the optimizer state live outside it too.
 
 Where it applies (``applies``): a CUDA device, the switch ``QGEN_CUDA_GRAPHS=on`` (the one of
 qgen/cuda_graphs.py; ``auto``, the default, keeps training eager for now: this path has been tested on
-a CPU with the CUDA calls replaced, and has yet to be checked and timed on a GPU), the skeleton's own encoder and decoder without extra loss terms (the Table 1
-rows and their variants; not the parts of the data-to-text seeds), Adam, a constant learning rate
+a CPU with the CUDA calls replaced, and has yet to be checked and timed on a GPU), the skeleton's own
+encoder and decoder without extra loss terms (the Table 1 rows and their variants; not the parts of
+the data-to-text seeds), Adam, a constant learning rate
 (the graph keeps the rate it recorded). Teacher-forcing draws come from the device's default
 generator, which graphs replay safely, rather than the per-epoch generator of the eager path, so a
 resumed run does not repeat the draws of an unstopped one bit for bit. A capture that fails stops

@@ -403,11 +403,11 @@ def _judge_parser(work: Path, cfg: DownstreamConfig, splits: Splits) -> Path:
     if not source.is_file():
         raise ValueError(f"judge_with: no parser checkpoint at {source}")
     judge = work / "judge" / "best.pt"
-    if not judge.exists():
+    if not judge.exists():  # checked before it is copied, so a wrong file leaves nothing behind
+        if read_payload(source).get("task") != "parse":
+            raise ValueError(f"judge_with: {source} is not a parser (qgen train --task parse)")
         judge.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, judge)
-    if read_payload(judge).get("task") != "parse":
-        raise ValueError(f"judge_with: {source} is not a parser (qgen train --task parse)")
     if not (work / "judge" / "calibrated.json").exists():
         _write_json(work / "judge" / "calibrated.json",
                     {"source": str(source), **calibrate(judge, splits.parser_pairs(splits.valid))})
