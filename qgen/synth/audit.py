@@ -7,7 +7,11 @@ that pass. A pair passes when its question
   "after", ... for ``>``; "less", "under", "before", ... for ``<``), and none of the other direction
   only;
 - states each aggregate (``AGGREGATE_WORDS``: "how many" / "number of" for COUNT, "total" for SUM,
-  "average" for AVG, a superlative for MAX / MIN and for SPARQL's ``ORDER BY ... LIMIT 1``).
+  "average" for AVG, a superlative for MAX / MIN and for SPARQL's ``ORDER BY ... LIMIT 1``);
+- says a superlative that fits what is ordered and which way (``SUPERLATIVES``): the largest birth
+  date is the youngest person, not the tallest; where the ordered attribute's words name no kind
+  there, only the plain words' direction is checked ("lowest" is not MAX), and rank-like attributes
+  (smaller is better) are not checked.
 
 SQL is read with sqlglot (the statement's conditions and aggregate); SPARQL from its tokens: entity
 names follow ``ent:`` up to the next punctuation or prefix token, comparisons are ``<`` / ``>``
@@ -46,6 +50,30 @@ AGGREGATE_WORDS = {
     "superlative": ({"most", "least", "first", "last", "top", "maximum", "minimum"}, ("est",)),
 }
 _SQL_AGGREGATES = {"Count": "count", "Sum": "sum", "Avg": "avg", "Max": "max", "Min": "min"}
+# Superlatives by the kind of attribute they order: kind -> (words for its largest value, for its
+# smallest). "plain" words fit any attribute; a kind's own words fit only it (a question saying
+# "tallest" for the latest birth date states another attribute). A kind is recognised by the
+# attribute's words (``KIND_WORDS``); "first" and "last" count for time only, and only as right words
+# (they are too common to fail a question: "first name").
+SUPERLATIVES = {
+    "plain": ({"highest", "largest", "biggest", "greatest", "most", "maximum", "max", "maximal", "top"},
+              {"lowest", "smallest", "fewest", "least", "minimum", "min", "minimal"}),
+    "height": ({"tallest", "highest"}, {"shortest", "lowest"}),
+    "time": ({"latest", "newest", "youngest", "last", "recent"}, {"earliest", "oldest", "first"}),
+    "age": ({"oldest", "eldest"}, {"youngest"}),
+    "length": ({"longest"}, {"shortest"}),
+}
+KIND_WORDS = {
+    "height": {"height", "elevation", "tall"},
+    "time": {"date", "datetime", "year", "born", "birth", "birthdate", "founded", "released", "published"},
+    "age": {"age"},
+    "length": {"length", "duration"},
+}
+_COMMON_WORDS = {"first", "last"}  # superlatives of time, but too common to fail a question ("first name")
+# Attributes where the smallest value is the best or the first ("rank 1"): "top", "best", "highest
+# ranked" may state MIN, so their superlatives are not checked (unless a kind's word names them too:
+# Freebase's "government_position_held ... from" is a date).
+RANK_WORDS = {"rank", "ranking", "ranked", "position", "place", "pick", "seed", "seeding", "order"}
 
 
 @dataclass(frozen=True)
@@ -75,7 +103,10 @@ def passing(lf_type: str, logical_form: str, lf_tokens: Sequence[str], questions
     return (i for i, q in enumerate(questions) if _check(facts, logical_form, lf_tokens, q).passed)
 
 
-_Facts = tuple[list[list[str]], list[str], list[str]]  # condition values / entity names, comparisons, aggregates
+# An ordering: the ordered attribute's words and whether its largest value is asked (MAX, DESC).
+_Ordering = tuple[frozenset[str], bool]
+# condition values / entity names, comparisons, aggregates, orderings (MAX / MIN / ORDER BY ... LIMIT 1)
+_Facts = tuple[list[list[str]], list[str], list[str], list[_Ordering]]
 
 
 def _facts(lf_type: str, logical_form: str, lf_tokens: Sequence[str]) -> _Facts | None:
@@ -90,7 +121,7 @@ def _facts(lf_type: str, logical_form: str, lf_tokens: Sequence[str]) -> _Facts 
 def _check(facts: _Facts | None, logical_form: str, lf_tokens: Sequence[str], question: str) -> AuditResult:
     if facts is None:
         return AuditResult(())
-    values, comparisons, aggregates = facts
+    values, comparisons, aggregates, orderings = facts
     words = nl_tokens(question.lower())
     failures = [f"value {' '.join(v)!r} not in the question" for v in values if v and not _holds(words, v)]
     for op in comparisons:
@@ -100,10 +131,42 @@ def _check(facts: _Facts | None, logical_form: str, lf_tokens: Sequence[str], qu
         stated = sorted({w for w in words if w in SPURIOUS_COMPARISON_WORDS and w not in lf_words})
         if stated:
             failures.append(f"comparison stated ({', '.join(stated)}) but the query has none")
+    stated_all = True
     for aggregate in aggregates:
         if not _states_aggregate(words, aggregate):
             failures.append(f"aggregate {aggregate.upper()} not stated")
+            stated_all = False
+    if stated_all:  # a superlative left unsaid fails above, once
+        failures.extend(f for ordering in orderings for f in _superlative_failure(words, *ordering))
     return AuditResult(tuple(failures))
+
+
+def _attribute_kind(attribute: frozenset[str]) -> str | None:
+    """The kind of an ordered attribute ("plain" where its words name none); None for rank-like ones."""
+    kind = next((kind for kind, names in KIND_WORDS.items() if attribute & names), None)
+    if kind is None and attribute & RANK_WORDS:
+        return None
+    return kind or "plain"
+
+
+def _superlative_failure(words: list[str], attribute: frozenset[str], largest: bool) -> list[str]:
+    kind = _attribute_kind(attribute)
+    if kind is None:
+        return []
+    side = 0 if largest else 1
+    right = SUPERLATIVES["plain"][side] | SUPERLATIVES[kind][side]
+    wrong = SUPERLATIVES["plain"][1 - side] | SUPERLATIVES[kind][1 - side]
+    if kind != "plain":  # another kind's own superlatives ("tallest" for a date); "first" / "last" never fail
+        wrong |= {w for other, pair in SUPERLATIVES.items() if other not in ("plain", kind)
+                  for w in pair[0] | pair[1] if w.endswith("est")}
+    said = {w for i, w in enumerate(words) if not (i and words[i - 1] == "at")}  # "at least" compares
+    if said & right:
+        return []
+    stated = sorted(said & (wrong - right - _COMMON_WORDS))
+    if stated:
+        order = "largest" if largest else "smallest"
+        return [f"superlative {', '.join(stated)} does not state the {order} {' '.join(sorted(attribute))}"]
+    return []  # a superlative outside the lexicon: stated, as the aggregate check found
 
 
 def _holds(words: list[str], value: Sequence[str]) -> bool:
@@ -143,7 +206,7 @@ def _sql_facts(sql: str) -> _Facts:
     try:
         tree = sqlglot.parse_one(sql, read="sqlite")
     except Exception:  # noqa: BLE001 - an unreadable statement has no facts to audit
-        return [], [], []
+        return [], [], [], []
     values: list[list[str]] = []
     comparisons: list[str] = []
     where = tree.args.get("where")
@@ -156,9 +219,13 @@ def _sql_facts(sql: str) -> _Facts:
                 comparisons.append(">")
             elif isinstance(node, (exp.LT, exp.LTE)):
                 comparisons.append("<")
-    aggregates = [_SQL_AGGREGATES[type(node).__name__] for node in tree.find_all(exp.Count, exp.Sum, exp.Avg,
-                                                                                  exp.Max, exp.Min)]
-    return values, comparisons, aggregates
+    aggregates, orderings = [], []
+    for node in tree.find_all(exp.Count, exp.Sum, exp.Avg, exp.Max, exp.Min):
+        aggregates.append(_SQL_AGGREGATES[type(node).__name__])
+        if isinstance(node, (exp.Max, exp.Min)):
+            attribute = frozenset(w for c in node.find_all(exp.Column) for w in nl_tokens(c.name.lower()) if w.isalnum())
+            orderings.append((attribute, isinstance(node, exp.Max)))
+    return values, comparisons, aggregates, orderings
 
 
 def _sparql_facts(tokens: list[str]) -> _Facts:
@@ -185,9 +252,38 @@ def _sparql_facts(tokens: list[str]) -> _Facts:
         elif depth > 0 and token in (">", "<") and tokens[i - 1] not in ("!", "<", ">"):
             comparisons.append(token)
     aggregates = ["count"] if "count" in tokens else []
+    orderings: list[_Ordering] = []
     if "order" in tokens and "limit" in tokens and tokens[tokens.index("limit") + 1: tokens.index("limit") + 2] == ["1"]:
         aggregates.append("superlative")
-    return values, comparisons, aggregates
+        orderings.append(_sparql_ordering(tokens, prefixes))
+    return values, comparisons, aggregates, orderings
+
+
+def _sparql_ordering(tokens: list[str], prefixes: set[str]) -> _Ordering:
+    """The first ORDER BY key: the words of its expression (``xsd : datetime ( ? sk0 )``) and of the
+    relation that binds its variable, read backwards from the variable to the relation's prefix
+    (``? x schema height ? sk0``; a Freebase path's dots are passed over), and whether it is
+    descending (SPARQL's default is ascending)."""
+    start, end = tokens.index("order"), tokens.index("limit")
+    key = tokens[start:end]
+    variable = next((key[i + 1] for i in range(len(key) - 1) if key[i] == "?"), None)
+    attribute = [w for w in key if w not in ("order", "by", "asc", "desc", variable)]
+    where = tokens.index("{") if "{" in tokens else start
+    binding = next((i for i in range(where + 1, start - 1)  # the variable as a triple's object
+                    if tokens[i - 1] == "?" and tokens[i] == variable and tokens[i + 1] in (".", "}", ";", ",")), None)
+    if binding is not None:
+        relation: list[str] = []
+        for word in reversed(tokens[: binding - 1]):
+            if word in prefixes:
+                break
+            if word in ("{", "}", "ent:"):
+                break
+            if word == "?":  # the subject variable: its name is no word of the relation
+                relation = relation[:-1]
+                break
+            relation.append(word)
+        attribute += relation
+    return frozenset(w for w in attribute if w.isalnum() and w not in prefixes), "desc" in key
 
 
 def audit_statistics(results: Iterable[AuditResult]) -> dict[str, Any]:

@@ -113,3 +113,51 @@ def test_first_passing_picks_the_best_candidate_that_passes() -> None:
     assert first_passing("sql", sql, [], candidates[:2]) is None
     assert first_passing("mr", "name[x]", [], ["anything"]) == 0  # a type the audit does not read passes
     assert list(passing("sql", sql, [], candidates)) == [2, 3]
+
+
+@pytest.mark.parametrize("sql, question, failures", [
+    ("SELECT MAX(height) FROM t WHERE region = 'x'", "what is the shortest lighthouse in x ?",
+     ["superlative shortest does not state the largest height"]),
+    ("SELECT MAX(height) FROM t WHERE region = 'x'", "what is the oldest lighthouse in x ?",  # another attribute
+     ["superlative oldest does not state the largest height"]),
+    ('SELECT MIN("Year") FROM t WHERE region = \'x\'', "what is the latest year in x ?",
+     ["superlative latest does not state the smallest year"]),
+    ('SELECT MIN("Year") FROM t WHERE region = \'x\'', "what is the earliest year in x ?", []),
+    ('SELECT MIN("Year") FROM t WHERE region = \'x\'', "what is the lowest year in x ?", []),  # plain words fit any
+    ('SELECT MAX("Year") FROM t WHERE region = \'x\'', "what is the first year in x ?", []),  # too common to fail
+    ('SELECT MIN("Points") FROM t WHERE region = \'x\'', "what is the most points in x ?",
+     ["superlative most does not state the smallest points"]),
+    ('SELECT MIN("Points") FROM t WHERE region = \'x\'', "what is the most minimal points in x ?", []),
+    ('SELECT MIN("Rank") FROM t WHERE region = \'x\'', "what is the highest rank in x ?", []),  # smaller is better
+    ('SELECT MAX("Crowd") FROM t WHERE region = \'x\'', "what was the largest crowd in x ?", []),
+])
+def test_a_superlative_fits_the_attribute_and_the_direction_of_max_and_min(sql: str, question: str,
+                                                                            failures: list[str]) -> None:
+    assert list(audit_pair("sql", sql, [], question).failures) == failures
+
+
+DEMO = "SELECT DISTINCT ?x WHERE { <http://example.org/qgen-demo/Iron_Meadow> schema:director ?x . "
+YOUNGEST = DEMO + "?x schema:birthDate ?sk0 . } ORDER BY DESC(?sk0) LIMIT 1"
+SHORTEST = DEMO + "?x schema:height ?sk0 . } ORDER BY ?sk0 LIMIT 1"  # ascending, SPARQL's default
+LATEST = PREFIX + ("SELECT ?x WHERE { ns:m.01 ns:government.governmental_jurisdiction.governing_officials ?y . "
+                   "?y ns:government.government_position_held.office_holder ?x . "
+                   "?y ns:government.government_position_held.from ?sk0 . } ORDER BY DESC(xsd:datetime(?sk0)) LIMIT 1")
+
+
+@pytest.mark.parametrize("lf, question, failures", [
+    # seen in the demo's corpus: "tallest" for the latest birth date
+    (YOUNGEST, "which director of iron meadow is the tallest ?",
+     ["superlative tallest does not state the largest birth date"]),
+    (YOUNGEST, "which director of iron meadow is the youngest ?", []),
+    (YOUNGEST, "which director of iron meadow is the oldest ?", ["superlative oldest does not state the largest birth date"]),
+    (SHORTEST, "which director of iron meadow is the shortest ?", []),
+    (SHORTEST, "which director of iron meadow is the tallest ?", ["superlative tallest does not state the smallest height"]),
+    # a Freebase path read back to its prefix, and the key's datetime cast: a date
+    (LATEST, "who is the latest governor of gull point ?", []),
+    (LATEST, "who was the earliest governor of gull point ?",
+     ["superlative earliest does not state the largest datetime from government held position"]),
+    (LATEST, "who was the first governor of gull point ?", []),
+])
+def test_a_sparql_superlative_fits_the_ordered_relation_and_direction(lf: str, question: str,
+                                                                       failures: list[str]) -> None:
+    assert list(audit_pair("sparql", lf, sparql_tokens(lf), question).failures) == failures
