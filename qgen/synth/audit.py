@@ -255,7 +255,8 @@ def _sparql_facts(tokens: list[str]) -> _Facts:
     orderings: list[_Ordering] = []
     if "order" in tokens and "limit" in tokens and tokens[tokens.index("limit") + 1: tokens.index("limit") + 2] == ["1"]:
         aggregates.append("superlative")
-        orderings.append(_sparql_ordering(tokens, prefixes))
+        if any(tokens[i : i + 2] == ["order", "by"] for i in range(len(tokens) - 1)):
+            orderings.append(_sparql_ordering(tokens, prefixes))
     return values, comparisons, aggregates, orderings
 
 
@@ -264,7 +265,8 @@ def _sparql_ordering(tokens: list[str], prefixes: set[str]) -> _Ordering:
     relation that binds its variable, read backwards from the variable to the relation's prefix
     (``? x schema height ? sk0``; a Freebase path's dots are passed over), and whether it is
     descending (SPARQL's default is ascending)."""
-    start, end = tokens.index("order"), tokens.index("limit")
+    start = max(i for i in range(len(tokens) - 1) if tokens[i : i + 2] == ["order", "by"])  # not an entity's "order"
+    end = tokens.index("limit", start) if "limit" in tokens[start:] else len(tokens)
     key = tokens[start:end]
     variable = next((key[i + 1] for i in range(len(key) - 1) if key[i] == "?"), None)
     attribute = [w for w in key if w not in ("order", "by", "asc", "desc", variable)]

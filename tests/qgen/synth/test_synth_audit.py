@@ -161,3 +161,12 @@ LATEST = PREFIX + ("SELECT ?x WHERE { ns:m.01 ns:government.governmental_jurisdi
 def test_a_sparql_superlative_fits_the_ordered_relation_and_direction(lf: str, question: str,
                                                                        failures: list[str]) -> None:
     assert list(audit_pair("sparql", lf, sparql_tokens(lf), question).failures) == failures
+
+
+def test_an_entity_named_order_is_not_the_order_by() -> None:
+    lf = ("SELECT DISTINCT ?x WHERE { <http://example.org/qgen-demo/Order_of_Rain> schema:actor ?x . "
+          "?x schema:height ?sk0 . } ORDER BY DESC(?sk0) LIMIT 1")
+    tokens = sparql_tokens(lf)
+    assert audit_pair("sparql", lf, tokens, "which actor in order of rain is the tallest ?").passed
+    assert audit_pair("sparql", lf, tokens, "which actor in order of rain is the shortest ?").failures == (
+        "superlative shortest does not state the largest height",)
