@@ -276,9 +276,7 @@ def _sparql_ordering(tokens: list[str], prefixes: set[str]) -> _Ordering:
     if binding is not None:
         relation: list[str] = []
         for word in reversed(tokens[: binding - 1]):
-            if word in prefixes:
-                break
-            if word in ("{", "}", "ent:"):
+            if word in prefixes or word in ("{", "}", "ent:"):  # the relation's prefix, or no relation to read
                 break
             if word == "?":  # the subject variable: its name is no word of the relation
                 relation = relation[:-1]
