@@ -21,6 +21,7 @@ and English; a question can pass them and still be wrong, so the audit bounds er
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Iterable, Iterator, Sequence
 
 from parsers.sparql.prefixes import WELL_KNOWN_PREFIXES
@@ -149,20 +150,27 @@ def _attribute_kind(attribute: frozenset[str]) -> str | None:
     return kind or "plain"
 
 
-def _superlative_failure(words: list[str], attribute: frozenset[str], largest: bool) -> list[str]:
-    kind = _attribute_kind(attribute)
-    if kind is None:
-        return []
+@lru_cache(maxsize=None)  # asked once per candidate question: the lexicon is resolved once per kind
+def _superlative_words(kind: str, largest: bool) -> tuple[frozenset[str], frozenset[str]]:
+    """The words that state ``kind``'s largest (or smallest) value, and those that state something else."""
     side = 0 if largest else 1
     right = SUPERLATIVES["plain"][side] | SUPERLATIVES[kind][side]
     wrong = SUPERLATIVES["plain"][1 - side] | SUPERLATIVES[kind][1 - side]
     if kind != "plain":  # another kind's own superlatives ("tallest" for a date); "first" / "last" never fail
         wrong |= {w for other, pair in SUPERLATIVES.items() if other not in ("plain", kind)
                   for w in pair[0] | pair[1] if w.endswith("est")}
+    return frozenset(right), frozenset(wrong - right - _COMMON_WORDS)
+
+
+def _superlative_failure(words: list[str], attribute: frozenset[str], largest: bool) -> list[str]:
+    kind = _attribute_kind(attribute)
+    if kind is None:
+        return []
+    right, wrong = _superlative_words(kind, largest)
     said = {w for i, w in enumerate(words) if not (i and words[i - 1] == "at")}  # "at least" compares
     if said & right:
         return []
-    stated = sorted(said & (wrong - right - _COMMON_WORDS))
+    stated = sorted(said & wrong)
     if stated:
         order = "largest" if largest else "smallest"
         return [f"superlative {', '.join(stated)} does not state the {order} {' '.join(sorted(attribute))}"]
