@@ -20,6 +20,7 @@ from pathlib import Path
 import torch
 
 from qgen.benchmark import dataset_pairs, evaluate_checkpoint
+from qgen.exported_model import resolve_model
 from qgen.model import VARIANTS
 from qgen.parse import task_metadata
 from qgen.short_relations import entity_query_pairs, short_relation_pairs
@@ -52,7 +53,8 @@ def train_default(args: argparse.Namespace) -> None:
                         dropout=args.dropout)
     cfg = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
                       teacher_forcing=args.teacher_forcing, seed=args.seed, device=args.device,
-                      max_seconds=args.max_seconds)
+                      max_seconds=args.max_seconds,
+                      init_from=str(resolve_model(args.init_from)) if args.init_from else None)
     metadata = task_metadata("generate", ["sparql", "sql"], True)
     shown = f", each {args.repeat_webqsp} times an epoch" if args.repeat_webqsp > 1 else ""
     if args.short_relations:
@@ -130,6 +132,8 @@ def main() -> None:
                           help="Show each WebQSP pair once more with its relations as short names (dbo:placeOfBirth).")
     parser.add_argument("--entity-queries", action="store_true",
                         help="Show WikiSQL's one-hop queries once more as SPARQL entity queries (dbr:X dbo:col ?x).")
+    parser.add_argument("--init-from", default=None,
+                        help="Start from this model (a checkpoint, a model folder or 'default') instead of from scratch.")
     parser.add_argument("--device", default="auto")
     parser.add_argument("--max-seconds", type=float, default=None)
     parser.add_argument("--threads", type=int, default=1)

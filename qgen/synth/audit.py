@@ -39,6 +39,14 @@ COMPARISON_WORDS = {
 SPURIOUS_COMPARISON_WORDS = {"more", "greater", "fewer", "less", "after", "before", "above", "below", "larger",
                              "smaller", "exceeding", "exceeds"}
 _AT_WORDS = {">": "least", "<": "most"}  # "at least" / "at most": direction only after "at"
+# Comparatives whose direction depends on the compared attribute (its kind, read as for superlatives):
+# kind -> (words for ">", words for "<"). "older than 30" is ``age > 30`` but ``birth date < 1990``; for an
+# attribute of no kind here these words count for neither direction.
+KIND_COMPARATIVES = {
+    "age": ({"older", "elder"}, {"younger"}),
+    "time": ({"younger", "newer"}, {"older"}),
+    "height": ({"taller"}, {"shorter"}),
+}
 AGGREGATE_WORDS = {
     "count": ({"many", "number", "count", "numbers"}, ()),
     "sum": ({"total", "sum", "combined", "altogether", "overall"}, ()),
@@ -106,8 +114,10 @@ def passing(lf_type: str, logical_form: str, lf_tokens: Sequence[str], questions
 
 # An ordering: the ordered attribute's words and whether its largest value is asked (MAX, DESC).
 _Ordering = tuple[frozenset[str], bool]
+# A comparison: its operator (">" or "<") and the compared attribute's words (empty where unknown).
+_Comparison = tuple[str, frozenset[str]]
 # condition values / entity names, comparisons, aggregates, orderings (MAX / MIN / ORDER BY ... LIMIT 1)
-_Facts = tuple[list[list[str]], list[str], list[str], list[_Ordering]]
+_Facts = tuple[list[list[str]], list[_Comparison], list[str], list[_Ordering]]
 
 
 def _facts(lf_type: str, logical_form: str, lf_tokens: Sequence[str]) -> _Facts | None:
@@ -125,8 +135,8 @@ def _check(facts: _Facts | None, logical_form: str, lf_tokens: Sequence[str], qu
     values, comparisons, aggregates, orderings = facts
     words = nl_tokens(question.lower())
     failures = [f"value {' '.join(v)!r} not in the question" for v in values if v and not _holds(words, v)]
-    for op in comparisons:
-        failures.extend(_comparison_failure(words, op))
+    for op, attribute in comparisons:
+        failures.extend(_comparison_failure(words, op, attribute))
     if not comparisons:
         lf_words = set(lf_tokens) | {w for v in values for w in v} | set(nl_tokens(logical_form.lower()))
         stated = sorted({w for w in words if w in SPURIOUS_COMPARISON_WORDS and w not in lf_words})
@@ -182,13 +192,22 @@ def _holds(words: list[str], value: Sequence[str]) -> bool:
     return any(words[i : i + n] == list(value) for i in range(len(words) - n + 1))
 
 
-def _comparison_failure(words: list[str], op: str) -> list[str]:
+@lru_cache(maxsize=None)
+def _comparison_words(kind: str | None) -> dict[str, frozenset[str]]:
+    """The words that state ">" and "<" for an attribute of ``kind`` (None: rank-like, or no attribute)."""
+    extra = KIND_COMPARATIVES.get(kind or "", (set(), set()))
+    return {">": frozenset(COMPARISON_WORDS[">"] | extra[0]), "<": frozenset(COMPARISON_WORDS["<"] | extra[1])}
+
+
+def _comparison_failure(words: list[str], op: str, attribute: frozenset[str] = frozenset()) -> list[str]:
+    lexicon = _comparison_words(_attribute_kind(attribute) if attribute else None)
+
     def says(direction: str) -> bool:
         for i, w in enumerate(words):
             if w == _AT_WORDS[direction]:
                 if i and words[i - 1] == "at":
                     return True
-            elif w in COMPARISON_WORDS[direction]:
+            elif w in lexicon[direction]:
                 return True
         return False
 
@@ -216,22 +235,23 @@ def _sql_facts(sql: str) -> _Facts:
     except Exception:  # noqa: BLE001 - an unreadable statement has no facts to audit
         return [], [], [], []
     values: list[list[str]] = []
-    comparisons: list[str] = []
+    comparisons: list[_Comparison] = []
     where = tree.args.get("where")
     if where is not None:
         for node in where.find_all(exp.EQ, exp.GT, exp.LT, exp.GTE, exp.LTE):
             literal = node.expression if isinstance(node.expression, exp.Literal) else None
             if literal is not None:
                 values.append(nl_tokens(str(literal.this).lower()))
-            if isinstance(node, (exp.GT, exp.GTE)):
-                comparisons.append(">")
-            elif isinstance(node, (exp.LT, exp.LTE)):
-                comparisons.append("<")
+            if isinstance(node, (exp.GT, exp.GTE, exp.LT, exp.LTE)):
+                attribute = frozenset(w for c in node.this.find_all(exp.Column) for w in nl_tokens(c.name.lower())
+                                      if w.isalnum())
+                comparisons.append((">" if isinstance(node, (exp.GT, exp.GTE)) else "<", attribute))
     aggregates, orderings = [], []
     for node in tree.find_all(exp.Count, exp.Sum, exp.Avg, exp.Max, exp.Min):
         aggregates.append(_SQL_AGGREGATES[type(node).__name__])
         if isinstance(node, (exp.Max, exp.Min)):
-            attribute = frozenset(w for c in node.find_all(exp.Column) for w in nl_tokens(c.name.lower()) if w.isalnum())
+            attribute = frozenset(w for c in node.find_all(exp.Column) for w in nl_tokens(c.name.lower())
+                                  if w.isalnum())
             orderings.append((attribute, isinstance(node, exp.Max)))
     return values, comparisons, aggregates, orderings
 
@@ -248,17 +268,24 @@ def _sparql_facts(tokens: list[str]) -> _Facts:
                 name.append(word)
             if name not in values:
                 values.append(name)
-    comparisons: list[str] = []
+    comparisons: list[_Comparison] = []
     depth = 0  # brackets open inside the current FILTER (...); 0 = outside any
+    opened = 0  # where the current FILTER starts
+    in_exists = _inside_exists(tokens)
     for i, token in enumerate(tokens):
+        if in_exists[i]:
+            continue
         if token == "filter" and not depth:
-            depth = -1  # its "(" comes next
+            depth, opened = -1, i  # its "(" comes next
         elif token == "(" and depth:
             depth = 1 if depth < 0 else depth + 1
         elif token == ")" and depth > 0:
             depth -= 1
         elif depth > 0 and token in (">", "<") and tokens[i - 1] not in ("!", "<", ">"):
-            comparisons.append(token)
+            # the compared variable: the last one before the operator (``? a >``, ``xsd : integer ( ? a ) >``)
+            variable = next((tokens[j + 1] for j in range(i - 2, opened, -1) if tokens[j] == "?"), None)
+            bound = _binding_relation(tokens, variable, opened, prefixes) if variable else []
+            comparisons.append((token, frozenset(w for w in bound if w.isalnum() and w not in prefixes)))
     aggregates = ["count"] if "count" in tokens else []
     orderings: list[_Ordering] = []
     if "order" in tokens and "limit" in tokens and tokens[tokens.index("limit") + 1: tokens.index("limit") + 2] == ["1"]:
@@ -268,21 +295,48 @@ def _sparql_facts(tokens: list[str]) -> _Facts:
     return values, comparisons, aggregates, orderings
 
 
+def _inside_exists(tokens: list[str]) -> list[bool]:
+    """For each token, whether it stands inside an ``EXISTS { ... }`` group. A comparison there is a
+    validity condition, not one a question states with a comparison word: WebQSP writes "who is the
+    prime minister" (now) as ``FILTER(NOT EXISTS {?y ...from ?a} || EXISTS {?y ...from ?b . FILTER(?b <=
+    "2015-08-10")})``, and the question says it by its tense or a year."""
+    inside = [False] * len(tokens)
+    depth, closes_at = 0, []  # brace depth; the depths at which open EXISTS groups close
+    for i, token in enumerate(tokens):
+        if token == "{":
+            if i and tokens[i - 1] == "exists":
+                closes_at.append(depth)
+            depth += 1
+        elif token == "}":
+            depth -= 1
+            if closes_at and closes_at[-1] == depth:
+                closes_at.pop()
+        inside[i] = bool(closes_at)
+    return inside
+
+
 def _sparql_ordering(tokens: list[str], prefixes: set[str]) -> _Ordering:
     """The first ORDER BY key: the words of its expression (``xsd : datetime ( ? sk0 )``) and of the
-    relation that binds its variable, read backwards from the variable to the relation's prefix
-    (``? x schema height ? sk0``; a Freebase path's dots are passed over), and whether it is
-    descending (SPARQL's default is ascending)."""
+    relation that binds its variable (``_binding_relation``), and whether it is descending (SPARQL's
+    default is ascending)."""
     start = max(i for i in range(len(tokens) - 1) if tokens[i : i + 2] == ["order", "by"])  # not an entity's "order"
     end = tokens.index("limit", start) if "limit" in tokens[start:] else len(tokens)
     key = tokens[start:end]
     variable = next((key[i + 1] for i in range(len(key) - 1) if key[i] == "?"), None)
     attribute = [w for w in key if w not in ("order", "by", "asc", "desc", variable)]
-    where = tokens.index("{") if "{" in tokens else start
-    binding = next((i for i in range(where + 1, start - 1)  # the variable as a triple's object
+    attribute += _binding_relation(tokens, variable, start, prefixes) if variable else []
+    return frozenset(w for w in attribute if w.isalnum() and w not in prefixes), "desc" in key
+
+
+def _binding_relation(tokens: list[str], variable: str, before: int, prefixes: set[str]) -> list[str]:
+    """The words of the relation whose object is ``? variable`` in a triple before ``before``, read
+    backwards from the variable to the relation's prefix (``? x schema height ? sk0``; a Freebase
+    path's dots are passed over); empty where no triple binds it."""
+    where = tokens.index("{") if "{" in tokens else before
+    binding = next((i for i in range(where + 1, before - 1)  # the variable as a triple's object
                     if tokens[i - 1] == "?" and tokens[i] == variable and tokens[i + 1] in (".", "}", ";", ",")), None)
+    relation: list[str] = []
     if binding is not None:
-        relation: list[str] = []
         for word in reversed(tokens[: binding - 1]):
             if word in prefixes or word in ("{", "}", "ent:"):  # the relation's prefix, or no relation to read
                 break
@@ -290,8 +344,7 @@ def _sparql_ordering(tokens: list[str], prefixes: set[str]) -> _Ordering:
                 relation = relation[:-1]
                 break
             relation.append(word)
-        attribute += relation
-    return frozenset(w for w in attribute if w.isalnum() and w not in prefixes), "desc" in key
+    return relation
 
 
 def audit_statistics(results: Iterable[AuditResult]) -> dict[str, Any]:
