@@ -20,6 +20,7 @@ from pathlib import Path
 import torch
 
 from qgen.benchmark import dataset_pairs, evaluate_checkpoint
+from qgen.checkpoint import load_checkpoint
 from qgen.exported_model import resolve_model
 from qgen.model import VARIANTS
 from qgen.parse import task_metadata
@@ -63,6 +64,10 @@ def train_default(args: argparse.Namespace) -> None:
     metadata["training_data"] = (f"WebQSP train ({len(splits['webqsp'][0])} pairs{shown}) and the WikiSQL training split "
                                  f"(official test minus a table-disjoint tenth: {len(splits['wikisql'][0])} pairs{entity}); "
                                  f"{len(valid_pairs)} held out for validation")
+    if cfg.init_from:  # a second stage: say what the model it starts from was trained on
+        base = load_checkpoint(cfg.init_from, "cpu")[3].get("training_data", cfg.init_from)
+        metadata["training_data"] = (f"{base}; then fine-tuned at learning rate {cfg.learning_rate:g} on "
+                                     + metadata["training_data"])
     torch.set_num_threads(args.threads)
     result = train(train_pairs, valid_pairs, model_cfg, cfg, args.out, print, metadata)
     print(f"{result.epochs_run} epochs; best epoch {result.best_epoch} (valid loss {result.best_valid_loss:.3f})")
@@ -91,11 +96,15 @@ NOTES = """## Use and limits
 
 qgen's default question generator (`qgen generate` and `qgen synthesize` use it when no model is
 named). It has seen Freebase-style SPARQL (WebQSP: entity names, relations like
-`people.person.place_of_birth`) and single-table SQL (WikiSQL: `SELECT agg col FROM t WHERE col op
-value`); queries over other vocabularies (DBpedia, Wikidata) tokenize to words it partly knows, and
-their questions are rougher. For your own knowledge base, adapt it on a few hundred of your pairs:
-`qgen train PAIRS.parquet --init-from default --out out/adapted` (new tokens get new rows). Synthesis
-with it runs without the round-trip filter unless a parser is named (`--parser PATH`)."""
+`people.person.place_of_birth`), the same queries with short relation names under a prefix as DBpedia
+and schema.org write them (`dbo:birthPlace`), WikiSQL's one-hop queries written as such SPARQL, and
+single-table SQL (WikiSQL: `SELECT agg col FROM t WHERE col op value`). Queries over other
+vocabularies (Wikidata's `wdt:P6`) tokenize to words it does not know, and their questions are
+nonsense; DBpedia-style ones come out uneven (of eight one-hop probes in benchmarks/README.md, four
+read as the query means, one is vague and three are wrong). For your own knowledge base,
+adapt it on a few hundred of your pairs: `qgen train PAIRS.parquet --init-from default --out
+out/adapted` (new tokens get new rows). Synthesis with it runs without the round-trip filter unless a
+parser is named (`--parser PATH`)."""
 
 
 def export_default(args: argparse.Namespace) -> None:
@@ -104,10 +113,13 @@ def export_default(args: argparse.Namespace) -> None:
     from qgen.checkpoint import read_payload
 
     metrics = json.loads((args.out / "metrics.json").read_text())
-    best = len(read_payload(args.out / "best.pt")["history"])
+    payload = read_payload(args.out / "best.pt")
+    best = len(payload["history"])
     trained = len(read_payload(args.out / "last.pt")["history"]) if (args.out / "last.pt").is_file() else best
-    selection = (f"Selected at epoch {best} of {trained} trained (the lowest validation loss; training ended "
-                 f"after {trained - best} epochs without a lower one).")
+    stage = "of fine-tuning" if payload["train_config"].get("init_from") else "trained"
+    after = f"{trained - best} epoch{'s' if trained - best != 1 else ''}"
+    selection = (f"Selected at epoch {best} of {trained} {stage} (the lowest validation loss; training ended "
+                 f"after {after} without a lower one).")
     path = export_model(args.out / "best.pt", args.to, metrics=metrics, command=args.command,
                         name="qgen default (scratchpad_extended, WebQSP + WikiSQL)", notes=selection + "\n\n" + NOTES)
     print(f"wrote {path}")
