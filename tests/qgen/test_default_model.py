@@ -24,3 +24,12 @@ def test_the_shipped_default_model_loads_without_pickle_and_generates() -> None:
         question, score = result["questions"][0]
         assert question.split() and -10.0 < score <= 0.0
     assert "john smith" in sql["questions"][0][0]  # the name, copied
+
+
+def test_the_default_model_reads_a_dbpedia_style_query() -> None:
+    """Short relation names under a prefix (DBpedia, schema.org) are words it reads, not noise to copy."""
+    from qgen.generate import generate_questions
+
+    [result] = generate_questions(["SELECT ?x WHERE { dbr:Berlin dbo:leader ?x }"], "default", lf_type="sparql", beam=4)
+    words = result["questions"][0][0].split()
+    assert {"leader", "berlin"} <= set(words) and "dbo" not in words, words
