@@ -14,6 +14,20 @@ from qgen.datasets.paths import datasets_dir
 REPO = Path(__file__).resolve().parent.parent
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """absl's logging handler (absl comes with rouge-score, which ``qgen.metrics`` imports) keeps the
+    stream it was made with: under pytest, pytest's capture of stderr. When Prefect first configures
+    logging (importing ``prefect.main``) it closes every handler alive, and absl's closes its stream
+    unless that is still ``sys.stderr``. Inside a ``CliRunner`` it is not, so a test that first imported
+    Prefect there (the demo) closed pytest's stderr, and every later test in that process failed writing
+    to it. The real stderr is one absl never closes."""
+    try:
+        from absl import logging as absl_logging
+    except ImportError:
+        return
+    absl_logging.get_absl_handler().python_handler.setStream(sys.__stderr__)
+
+
 @pytest.fixture(scope="session")
 def shared_datasets() -> Path:
     """The datasets root, or skip: set QGEN_DATASETS or put shared/ beside the checkout."""
