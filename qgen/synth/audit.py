@@ -223,7 +223,9 @@ def _states_aggregate(words: list[str], aggregate: str) -> bool:
     lexicon, suffixes = AGGREGATE_WORDS[aggregate]
     if aggregate == "count" and "many" in words and "how" in words:
         return True
-    return any(w in lexicon or (len(w) > 4 and w.endswith(suffixes)) for w in words)  # endswith(()) is False
+    return any((w in lexicon or (len(w) > 4 and w.endswith(suffixes)))  # endswith(()) is False
+               and not (w in _AT_WORDS.values() and i and words[i - 1] == "at")  # "at least 3" compares
+               for i, w in enumerate(words))
 
 
 def _sql_facts(sql: str) -> _Facts:

@@ -32,6 +32,10 @@ HEIGHT = "SELECT name FROM lighthouses WHERE region = 'North Shore' AND \"Year l
     ("SELECT MAX(height) FROM t WHERE region = 'x'", "what is the tallest lighthouse in x ?", []),
     ("SELECT MAX(height) FROM t WHERE region = 'x'", "what is the maximum height in x ?", []),
     ("SELECT MAX(height) FROM t WHERE region = 'x'", "what is the height in x ?", ["aggregate MAX not stated"]),
+    # "at least" / "at most" compare; they state no MIN or MAX
+    ("SELECT MIN(height) FROM t WHERE keepers = 3", "what is the height with at least 3 keepers ?",
+     ["aggregate MIN not stated"]),
+    ("SELECT MIN(height) FROM t WHERE keepers = 3", "what is the least height with 3 keepers ?", []),
     ("SELECT SUM(keepers) FROM t", "how many keepers in total ?", []),
     ("SELECT AVG(keepers) FROM t", "how many keepers ?", ["aggregate AVG not stated"]),
 ])
