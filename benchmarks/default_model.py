@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 
 from qgen.benchmark import dataset_pairs, evaluate_checkpoint
-from qgen.checkpoint import load_checkpoint
+from qgen.checkpoint import load_checkpoint, read_payload
 from qgen.exported_model import resolve_model
 from qgen.model import VARIANTS
 from qgen.parse import task_metadata
@@ -109,8 +109,6 @@ parser is named (`--parser PATH`)."""
 
 def export_default(args: argparse.Namespace) -> None:
     from qgen.exported_model import export_model
-
-    from qgen.checkpoint import read_payload
 
     metrics = json.loads((args.out / "metrics.json").read_text())
     payload = read_payload(args.out / "best.pt")

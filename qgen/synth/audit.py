@@ -4,8 +4,9 @@ A metric, not a filter: the dataset card and the downstream table report the sha
 that pass. A pair passes when its question
 - holds every condition value and entity name of the logical form (as tokens, in order);
 - states each comparison with a word of the right direction (``COMPARISON_WORDS``: "more", "over",
-  "after", ... for ``>``; "less", "under", "before", ... for ``<``), and none of the other direction
-  only;
+  "after", ... for ``>``; "less", "under", "before", ... for ``<``; ``KIND_COMPARATIVES`` through the
+  compared attribute's kind: "older" is ``>`` for an age, ``<`` for a date), and none of the other
+  direction only; "at least" / "at most" compare and state no superlative;
 - states each aggregate (``AGGREGATE_WORDS``: "how many" / "number of" for COUNT, "total" for SUM,
   "average" for AVG, a superlative for MAX / MIN and for SPARQL's ``ORDER BY ... LIMIT 1``);
 - says a superlative that fits what is ordered and which way (``SUPERLATIVES``): the largest birth
@@ -15,7 +16,8 @@ that pass. A pair passes when its question
 
 SQL is read with sqlglot (the statement's conditions and aggregate); SPARQL from its tokens: entity
 names follow ``ent:`` up to the next punctuation or prefix token, comparisons are ``<`` / ``>``
-inside a FILTER, ``COUNT`` and ``ORDER BY ... LIMIT 1`` are the aggregates. The lexicons are small
+inside a FILTER but outside ``EXISTS { ... }`` (a validity condition, said by tense), ``COUNT`` and
+``ORDER BY ... LIMIT 1`` are the aggregates. The lexicons are small
 and English; a question can pass them and still be wrong, so the audit bounds errors from below.
 """
 from __future__ import annotations
