@@ -221,11 +221,8 @@ def run_downstream(prep_dir: str | Path, work_dir: str | Path, results_dir: str 
             continue
         base, seed = seeded_row(row)
         init_from = None
-        if base.startswith(FINETUNE):  # the synthetic row's parser, trained on the real labels alone
-            pretrained = work / "rows" / base[len(FINETUNE):]
-            if not (pretrained / "done.json").exists():
-                raise ValueError(f"row {row} fine-tunes the parser of row {base[len(FINETUNE):]}: run that row first")
-            base, init_from = "low", str(pretrained / "best.pt")
+        if base.startswith(FINETUNE):  # the synthetic row's parser, trained further on the real labels
+            base, init_from = _finetuning(row, base, work)
         train_set = _row_training_set(base, splits, work, cfg)
         started = time.perf_counter()
         checkpoint = _train_once(work, row, train_set, splits.parser_pairs(splits.valid), cfg, "parse", timings, log,
@@ -473,6 +470,21 @@ def _default_rule(lf_type: str) -> str:
 
 
 FINETUNE = "finetune_"  # finetune_<row>: <row>'s parser fine-tuned on the low labels alone
+# finetune_clean_<row>: <row>'s parser fine-tuned on the low labels plus the synthetic pairs that the
+# exact rule keeps: pre-trained on many noisy pairs, then trained on the real ones and the cleanest
+# synthetic ones, so the fine-tuning does not forget all that the synthetic corpus taught.
+FINETUNE_CLEAN = "finetune_clean_"
+CLEAN_ROW = "low_synthetic_round_trip_exact"
+
+
+def _finetuning(row: str, base: str, work: Path) -> tuple[str, str]:
+    """A fine-tuning row's training set (a row name) and the pre-trained parser it starts from."""
+    prefix, training_set = (FINETUNE_CLEAN, CLEAN_ROW) if base.startswith(FINETUNE_CLEAN) else (FINETUNE, "low")
+    pretrained_row = base[len(prefix):]
+    pretrained = work / "rows" / pretrained_row
+    if not (pretrained / "done.json").exists():
+        raise ValueError(f"row {row} fine-tunes the parser of row {pretrained_row}: run that row first")
+    return training_set, str(pretrained / "best.pt")
 
 
 def _row_training_set(row: str, splits: Splits, work: Path, cfg: DownstreamConfig) -> list[Pair]:
@@ -561,7 +573,8 @@ def _readme(m: dict) -> str:
              f"dev {m['sizes']['dev']}; commit {m['commit']}; device {m['device']}.", "",
              "Every parser (`copynet_extended`) reads " + ("the question followed by its table's header "
              "(`qgen.table_context`)" if header else "the question only") + "; "
-             "`finetune_<row>` is `<row>`'s parser trained further on the low labels alone. "
+             "`finetune_<row>` is `<row>`'s parser trained further on the low labels alone, `finetune_clean_<row>` "
+             "on the low labels plus the synthetic pairs that the exact rule keeps. "
              + (f"Each synthetic question is the first of the generator's {m['config']['generator_candidates']} "
                 + (f"questions drawn at temperature {m['config']['generator_sampling']:g} "
                    if m["config"].get("generator_sampling") else "best ")

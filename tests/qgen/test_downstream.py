@@ -11,8 +11,8 @@ import torch
 
 from qgen.datasets.registry import load_dataset
 from qgen.datasets.wikisql import wikisql_headers
-from qgen.downstream import (DownstreamConfig, _by_size, _command, _row_training_set, candidate_pairs, load_splits,
-                             run_downstream)
+from qgen.downstream import (DownstreamConfig, _by_size, _command, _finetuning, _row_training_set, candidate_pairs,
+                             load_splits, run_downstream)
 from qgen.parse import Parser, evaluate_parser_file
 from qgen.samplers import SamplerStats
 from qgen.samplers.wikisql_pool import ValuePool, sample_queries
@@ -91,12 +91,18 @@ def test_downstream_rows_report_and_settings(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="reads each question with its table header"):
         evaluate_parser_file(parser, tmp_path / "prep" / "dev.parquet", tmp_path / "eval")
     again = run_downstream(tmp_path / "prep", work, results, TINY, FIXTURES,
-                           rows=["low_seed7", "finetune_low_synthetic_unfiltered"], log=lambda line: None)
+                           rows=["low_seed7", "finetune_low_synthetic_unfiltered",
+                                 "finetune_clean_low_synthetic_unfiltered"], log=lambda line: None)
     assert set(again["dev_lf_em_by_parser_seed"]["low"]) == {"1", "7"}  # the spread of one row over parser seeds
     # pre-trained on low + synthetic, then trained on the low labels alone
     assert again["train_pairs"]["finetune_low_synthetic_unfiltered"] == again["train_pairs"]["low"]
     payload = torch.load(work / "rows" / "finetune_low_synthetic_unfiltered" / "best.pt", weights_only=True)
     assert payload["train_config"]["init_from"] == str(work / "rows" / "low_synthetic_unfiltered" / "best.pt")
+    # fine-tuned on the low labels plus the synthetic pairs that the exact rule keeps
+    exact_kept = sum(json.loads(line)["exact_keep"] for line in (work / "synthetic.jsonl").read_text().splitlines())
+    assert again["train_pairs"]["finetune_clean_low_synthetic_unfiltered"] == again["train_pairs"]["low"] + exact_kept
+    clean = torch.load(work / "rows" / "finetune_clean_low_synthetic_unfiltered" / "best.pt", weights_only=True)
+    assert clean["train_config"]["init_from"] == payload["train_config"]["init_from"]
     with pytest.raises(ValueError, match="run that row first"):
         run_downstream(tmp_path / "prep", work, results, TINY, FIXTURES, rows=["finetune_curve_99"],
                        log=lambda line: None)
@@ -216,3 +222,18 @@ def test_webqsp_downstream_swaps_topics_among_the_low_queries(tmp_path: Path) ->
     assert "| low_synthetic_round_trip |" in readme and "selected on the validation split's logical-form exact" in readme
     with pytest.raises(ValueError, match="wikisql or webqsp"):
         DownstreamConfig(dataset="spider")
+
+
+def test_a_fine_tuning_row_names_its_training_set_and_its_pre_trained_parser(tmp_path: Path) -> None:
+    (tmp_path / "rows" / "low_synthetic_round_trip_score").mkdir(parents=True)
+    with pytest.raises(ValueError, match="run that row first"):
+        _finetuning("finetune_clean_low_synthetic_round_trip_score", "finetune_clean_low_synthetic_round_trip_score",
+                    tmp_path)
+    (tmp_path / "rows" / "low_synthetic_round_trip_score" / "done.json").write_text("{}")
+    pretrained = str(tmp_path / "rows" / "low_synthetic_round_trip_score" / "best.pt")
+    assert _finetuning("finetune_low_synthetic_round_trip_score", "finetune_low_synthetic_round_trip_score",
+                       tmp_path) == ("low", pretrained)
+    # seeded rows pass their base name: the training set and the parser do not depend on the seed
+    assert _finetuning("finetune_clean_low_synthetic_round_trip_score_seed2",
+                       "finetune_clean_low_synthetic_round_trip_score", tmp_path) == (
+        "low_synthetic_round_trip_exact", pretrained)
