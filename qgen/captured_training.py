@@ -148,12 +148,12 @@ class CapturedTraining:
         # Autocast's weight cache must stay off under capture (a cached cast would be replayed stale).
         autocast = torch.autocast(self.device.type, dtype=torch.bfloat16,
                                   enabled=self.cfg.bf16 and self.device.type == "cuda", cache_enabled=False)
-        self.model.encoder.length_agnostic = True
+        chosen, self.model.encoder.length_agnostic = self.model.encoder.length_agnostic, True
         try:
             loss, _, taken = training_step(self.model, self.optimizer, entry.batch, self.cfg, None, autocast,
                                            divisor=entry.divisor)
         finally:
-            self.model.encoder.length_agnostic = False
+            self.model.encoder.length_agnostic = chosen
         entry.loss.copy_(loss.float())
         entry.taken.copy_(taken)
 

@@ -103,8 +103,12 @@ class Decoder(nn.Module):
             state[key] = projection(encoder_out)  # (batch, src_len, A)
         return state
 
-    def step(self, prev_tokens: torch.Tensor, state: State) -> tuple[torch.Tensor, State, dict[str, torch.Tensor]]:
-        """prev_tokens (batch,) ids, extended ids allowed -> log-probs (batch, vocab + OOV slots)."""
+    def step(self, prev_tokens: torch.Tensor, state: State, distribution: bool = True
+             ) -> tuple[torch.Tensor | None, State, dict[str, torch.Tensor]]:
+        """prev_tokens (batch,) ids, extended ids allowed -> log-probs (batch, vocab + OOV slots).
+
+        ``distribution=False``: no output distribution (None); the attentions hold the post-read state
+        ("post") for ``gold_log_probs``, which computes the output layer of all the steps at once."""
         vocab = self.cfg.tgt_vocab_size
         inputs = prev_tokens.masked_fill(prev_tokens >= vocab, UNK_ID)  # a copied OOV is read as UNK
         embedded = self.dropout(self.embedding(inputs))  # (batch, emb)
@@ -122,14 +126,22 @@ class Decoder(nn.Module):
         post = torch.tanh(self.post_read(torch.cat([s, read_context], dim=-1)))  # (batch, h)
         attns: dict[str, torch.Tensor] = {"read": read}
         new_state = dict(state)
+        log_probs: torch.Tensor | None = None
         if isinstance(self.generator, CopyGenerator):
             extended_size = vocab + state["extended"].size(1)
-            log_probs, copy_attns, written_context = self.generator(
-                post, embedded, memory, state["copy_mask"], state["copy_ids"], extended_size, state.get("coverage"),
-                src_mask=mask, keys=state.get("keys_copy"))
+            if distribution:
+                log_probs, copy_attns, written_context = self.generator(
+                    post, embedded, memory, state["copy_mask"], state["copy_ids"], extended_size,
+                    state.get("coverage"), src_mask=mask, keys=state.get("keys_copy"))
+            else:
+                copy_attns, written_context = self.generator.attend(
+                    post, embedded, memory, state["copy_mask"], state.get("coverage"), src_mask=mask,
+                    keys=state.get("keys_copy"))
             attns.update(copy_attns)
         else:
-            log_probs, written_context = self.generator(post), read_context
+            log_probs, written_context = (self.generator(post) if distribution else None), read_context
+        if not distribution:
+            attns["post"] = post
         if self.coverage is not None:
             new_state["coverage"] = self.coverage(state["coverage"], attns["copy"], post, state["keys_coverage"])
             attns["coverage"] = new_state["coverage"]
@@ -145,3 +157,11 @@ class Decoder(nn.Module):
         if self.cfg.attention == "luong":
             new_state["feed"] = post
         return log_probs, new_state, attns
+
+    def gold_log_probs(self, steps: dict[str, torch.Tensor], state: State, gold: torch.Tensor) -> torch.Tensor:
+        """log p(gold) (batch, steps) from the stacked attentions of ``step(..., distribution=False)``
+        (each (batch, steps, ...)); the same numbers as each step's distribution at the gold words."""
+        if isinstance(self.generator, CopyGenerator):
+            return self.generator.gold_log_probs(steps["post"], steps["copy"], steps["p_gen"], state["copy_mask"],
+                                                 state["copy_ids"], gold)
+        return self.generator.gold_log_probs(steps["post"], gold)

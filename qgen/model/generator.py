@@ -36,6 +36,11 @@ class SoftmaxGenerator(nn.Module):
         """state (batch, h) -> log-probabilities (batch, vocab)."""
         return torch.log_softmax(_mask_specials(self.out(state).float()), dim=-1)
 
+    def gold_log_probs(self, states: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
+        """Every step at once: states (batch, steps, h), gold (batch, steps) -> log p(gold) (batch, steps)."""
+        log_probs = torch.log_softmax(_mask_specials(self.out(states).float()), dim=-1)
+        return log_probs.gather(-1, gold.clamp_max(log_probs.size(-1) - 1).unsqueeze(-1)).squeeze(-1)
+
 
 class ReadoutGenerator(nn.Module):
     """dl4mt's readout (seed 003 Eq. 6): p(y_j) = softmax(W_o dropout(tanh(W_1 s_j + W_2 E_y_j-1 + W_3 c_j + b)) + b_o).
@@ -88,6 +93,39 @@ class CopyGenerator(nn.Module):
         src_mask (batch, src_len) bool, the softmax's domain with ``copy_all``; keys: the MLP score's
         projected memory when the caller keeps it.
         """
+        attns, copy_context = self.attend(state, prev_embedded, memory, copy_mask, coverage, src_mask, keys)
+        beta, p_gen = attns["copy"], attns["p_gen"].unsqueeze(1)
+        vocab = torch.softmax(_mask_specials(self.out(state).float()), dim=-1)  # (batch, vocab)
+        probs = torch.zeros(state.size(0), extended_size, device=state.device, dtype=torch.float32)
+        probs[:, : vocab.size(1)] = p_gen * vocab
+        probs.scatter_add_(1, copy_ids, (1 - p_gen) * self._copied(beta, copy_mask))
+        return probs.clamp_min(_LOG_FLOOR).log(), attns, copy_context
+
+    def gold_log_probs(self, states: torch.Tensor, betas: torch.Tensor, p_gens: torch.Tensor,
+                       copy_mask: torch.Tensor, copy_ids: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
+        """``forward``'s log p(gold) for every step at once, from the steps' post-read states (batch,
+        steps, h), copy attentions (batch, steps, src_len) and switches (batch, steps): one output
+        projection over all the steps instead of one per step, and no extended distribution built
+        (training needs the gold word's probability only). gold (batch, steps) -> (batch, steps)."""
+        vocab_log_probs = torch.log_softmax(_mask_specials(self.out(states).float()), dim=-1)  # (b, steps, vocab)
+        in_vocab = gold < vocab_log_probs.size(-1)
+        p_vocab = vocab_log_probs.gather(-1, gold.clamp_max(vocab_log_probs.size(-1) - 1).unsqueeze(-1)).squeeze(-1)
+        p_vocab = p_vocab.exp().masked_fill(~in_vocab, 0.0)
+        copies_gold = copy_ids.unsqueeze(1) == gold.unsqueeze(-1)  # (b, steps, src_len)
+        p_copy = (self._copied(betas, copy_mask.unsqueeze(1)) * copies_gold).sum(dim=-1)  # (b, steps)
+        p_gens = p_gens.float()
+        return (p_gens * p_vocab + (1 - p_gens) * p_copy).clamp_min(_LOG_FLOOR).log()
+
+    def _copied(self, beta: torch.Tensor, copy_mask: torch.Tensor) -> torch.Tensor:
+        """The copy attention's mass that lands on words: all of it, or with ``copy_all`` (Eq. 9) none on
+        a position that cannot be copied (that mass is lost)."""
+        return beta.float().masked_fill(~copy_mask, 0.0) if self.copy_all else beta.float()
+
+    def attend(self, state: torch.Tensor, prev_embedded: torch.Tensor, memory: torch.Tensor,
+               copy_mask: torch.Tensor, coverage: torch.Tensor | None = None, src_mask: torch.Tensor | None = None,
+               keys: torch.Tensor | None = None) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+        """The step's copy attention and switch, {copy (batch, src_len), p_gen (batch,)}, and the copy
+        context (batch, h): what a step needs before its output distribution."""
         if self.copy_all:
             if src_mask is None:
                 raise ValueError("a copy softmax over all positions needs src_mask")
@@ -104,17 +142,12 @@ class CopyGenerator(nn.Module):
             p_gen = torch.sigmoid(self.switch(torch.cat([state, copy_context], dim=-1))).float()  # (batch, 1)
         if not self.copy_all:  # nothing to copy: generate only
             p_gen = torch.where(copy_mask.any(dim=1, keepdim=True), p_gen, torch.ones_like(p_gen))
-        vocab = torch.softmax(_mask_specials(self.out(state).float()), dim=-1)  # (batch, vocab)
-        probs = torch.zeros(state.size(0), extended_size, device=state.device, dtype=torch.float32)
-        probs[:, : vocab.size(1)] = p_gen * vocab
-        copied = beta.float().masked_fill(~copy_mask, 0.0) if self.copy_all else beta.float()  # Eq. 9: lost mass
-        probs.scatter_add_(1, copy_ids, (1 - p_gen) * copied)
-        return probs.clamp_min(_LOG_FLOOR).log(), {"copy": beta, "p_gen": p_gen.squeeze(1)}, copy_context
+        return {"copy": beta, "p_gen": p_gen.squeeze(1)}, copy_context
 
 
 def _mask_specials(logits: torch.Tensor) -> torch.Tensor:
-    """PAD and BOS are never generated."""
+    """PAD and BOS are never generated (logits (..., vocab))."""
     logits = logits.clone()
-    logits[:, PAD_ID] = float("-inf")
-    logits[:, BOS_ID] = float("-inf")
+    logits[..., PAD_ID] = float("-inf")
+    logits[..., BOS_ID] = float("-inf")
     return logits

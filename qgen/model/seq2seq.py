@@ -63,6 +63,8 @@ class QuestionGenerator(nn.Module):
         seq2seq tutorial's way).
         """
         assert batch.tgt is not None, "training needs targets"
+        if teacher_forcing >= 1.0 and predictions is None and isinstance(self.decoder, Decoder):
+            return self._teacher_forced(batch)
         state = self.start(batch)
         tgt = batch.tgt  # (batch, tgt_len)
         prev = torch.full((tgt.size(0),), BOS_ID, dtype=torch.long, device=tgt.device)
@@ -92,6 +94,28 @@ class QuestionGenerator(nn.Module):
             for term in terms:
                 total = total + term(stacked, state["src_mask"], tgt != PAD_ID)
         # The count made on the host with the batch (no device read); a batch built by hand counts here.
+        return total, batch.target_tokens or int((tgt != PAD_ID).sum())
+
+    def _teacher_forced(self, batch: Batch) -> tuple[torch.Tensor, int]:
+        """``forward`` with every next input the gold word: the steps need no output distribution, so
+        the output layer runs once over all the steps (one large matrix product instead of one per
+        step) and only at the gold words. The same loss as the step-by-step path, to rounding."""
+        assert batch.tgt is not None
+        state = self.start(batch)
+        tgt = batch.tgt  # (batch, tgt_len)
+        prev = torch.full((tgt.size(0),), BOS_ID, dtype=torch.long, device=tgt.device)
+        steps: list[dict[str, torch.Tensor]] = []
+        for t in range(tgt.size(1)):
+            _, state, attns = self.decoder.step(prev, state, distribution=False)
+            steps.append(attns)
+            prev = tgt[:, t]
+        terms = self.loss_terms if self.training else []  # loss terms in training only, as in forward
+        wanted = set(steps[0]) if terms else {"post", "copy", "p_gen"}  # the output layer's inputs
+        stacked = {k: torch.stack([a[k] for a in steps], dim=1) for k in steps[0] if k in wanted}  # (batch, tgt_len, ...)
+        gold_log_probs = self.decoder.gold_log_probs(stacked, state, tgt)  # (batch, tgt_len)
+        total = -gold_log_probs.masked_fill(tgt == PAD_ID, 0.0).sum()
+        for term in terms:
+            total = total + term(stacked, state["src_mask"], tgt != PAD_ID)
         return total, batch.target_tokens or int((tgt != PAD_ID).sum())
 
 

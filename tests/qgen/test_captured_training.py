@@ -188,3 +188,22 @@ def test_captured_training_with_bf16_dropout_and_sampled_inputs_learns() -> None
     batch = make_batch(SRC, TGT, SRC_VOCAB, TGT_VOCAB, model.cfg.copy)
     losses = [captured.step(batch)[0].item() / batch.target_tokens for _ in range(60)]
     assert sum(losses[-5:]) < 0.5 * sum(losses[:5])
+
+
+def test_the_encoder_runs_length_agnostic_on_a_cpu_unless_told(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a CPU the packed GRU's backward is slow (a zero copy of the packed input per time step), so the
+    encoder takes the length-agnostic path there by default; told ``length_agnostic = False``, it packs."""
+    import qgen.model.encoder as encoder_module
+
+    encoder = Encoder(ModelConfig(src_vocab_size=30, tgt_vocab_size=30, **TINY))
+    src, lengths = torch.randint(4, 30, (2, 5)), torch.tensor([5, 5])
+    packed_calls = []
+    real_pack = encoder_module.pack_padded_sequence
+    monkeypatch.setattr(encoder_module, "pack_padded_sequence",
+                        lambda *a, **k: packed_calls.append(1) or real_pack(*a, **k))
+    assert encoder.length_agnostic is None
+    encoder(src, lengths)
+    assert packed_calls == []
+    encoder.length_agnostic = False
+    encoder(src, lengths)
+    assert packed_calls == [1]
