@@ -39,6 +39,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from qgen.model.attention import MLPAttention
 from qgen.model.config import ModelConfig
 from qgen.model.generator import _mask_specials
+from qgen.model.rnn import length_agnostic_here, run_length_agnostic
 from qgen.model.vocab import PAD_ID, UNK_ID
 
 State = dict[str, torch.Tensor]
@@ -62,6 +63,7 @@ class RobertiSwitchEncoder(nn.Module):
         self.grus = nn.ModuleList(nn.GRU(2 * h + emb, h, cfg.num_layers, batch_first=True, bidirectional=True,
                                          dropout=cfg.dropout if cfg.num_layers > 1 else 0.0) for _ in range(2))
         self.reverse = False
+        self.length_agnostic: bool | None = None  # packed or not: qgen/model/encoder.py's Encoder says why
 
     def roles(self) -> tuple[nn.GRU, nn.GRU]:
         """(the encoder GRU, the decoder GRU) of the current direction."""
@@ -72,8 +74,11 @@ class RobertiSwitchEncoder(nn.Module):
         embedded = self.embedding(src)
         width = self.grus[0].input_size - embedded.size(-1)
         inputs = torch.cat([embedded.new_zeros(*embedded.shape[:2], width), embedded], dim=-1)  # [0_2H ; E x]
+        gru = self.roles()[0]
+        if length_agnostic_here(self.length_agnostic, inputs):
+            return run_length_agnostic(gru, inputs, lengths.to(src.device), self.training)
         packed = pack_padded_sequence(inputs, lengths.cpu(), batch_first=True, enforce_sorted=False)
-        outputs, final = self.roles()[0](packed)
+        outputs, final = gru(packed)
         outputs, _ = pad_packed_sequence(outputs, batch_first=True, total_length=src.size(1))
         return outputs, final
 

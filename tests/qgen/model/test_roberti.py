@@ -140,3 +140,29 @@ def test_the_training_loop_runs_the_switch(row: str, tmp_path) -> None:
     result = train(pairs, pairs[:2], cfg, TrainConfig(epochs=3, batch_size=2, learning_rate=1e-2, teacher_forcing=1.0,
                                                       max_src_len=400, max_tgt_len=400), tmp_path, log=lambda _: None)
     assert result.history[-1].train_loss < result.history[0].train_loss
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_the_switching_encoder_gives_the_packed_numbers_without_packing(reverse: bool) -> None:
+    """Length-agnostic (a CPU's default, qgen/model/rnn.py) and packed: the same outputs, final states and
+    gradients, for either GRU of the switch."""
+    model, src_vocab, tgt_vocab = small("roberti_eda_cs")
+    encoder = model.encoder.eval()  # no dropout between layers: both paths see the same inputs
+    encoder.reverse = reverse
+    batch = make_batch([source_chars("name[Aromi], food[Thai]"), source_chars("near[X]")], None, src_vocab,
+                       tgt_vocab, model.cfg.copy)
+    results = []
+    for agnostic in (False, True):
+        encoder.zero_grad()
+        encoder.length_agnostic = agnostic
+        outputs, final = encoder(batch.src, batch.src_lengths)
+        (outputs.square().sum() + final.sin().sum()).backward()
+        results.append((outputs.detach(), final.detach(),
+                        [p.grad.clone() for p in encoder.parameters() if p.grad is not None]))
+    (packed_out, packed_final, packed_grads), (out, final, grads) = results
+    assert out.shape == packed_out.shape and final.shape == packed_final.shape
+    torch.testing.assert_close(out, packed_out, atol=1e-6, rtol=1e-5)
+    torch.testing.assert_close(final, packed_final, atol=1e-6, rtol=1e-5)
+    assert len(grads) == len(packed_grads) > 0
+    for a, b in zip(grads, packed_grads):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
