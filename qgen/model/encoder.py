@@ -15,7 +15,7 @@ class Encoder(nn.Module):
 
     The GRU runs over packed rows (``pack_padded_sequence``, lengths read on the host) or length-agnostic
     (qgen/model/rnn.py: the same numbers, needed by captured training steps and faster on a CPU).
-    ``length_agnostic`` None (the default) picks by device: length-agnostic on a CPU, packed on a GPU.
+    ``length_agnostic`` None (the default): length-agnostic when training on a CPU, else packed.
     """
 
     def __init__(self, cfg: ModelConfig) -> None:

@@ -190,9 +190,10 @@ def test_captured_training_with_bf16_dropout_and_sampled_inputs_learns() -> None
     assert sum(losses[-5:]) < 0.5 * sum(losses[:5])
 
 
-def test_the_encoder_runs_length_agnostic_on_a_cpu_unless_told(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_encoder_trains_length_agnostic_on_a_cpu_unless_told(monkeypatch: pytest.MonkeyPatch) -> None:
     """On a CPU the packed GRU's backward is slow (a zero copy of the packed input per time step), so the
-    encoder takes the length-agnostic path there by default; told ``length_agnostic = False``, it packs."""
+    encoder takes the length-agnostic path there when gradients flow; without them (decoding) it packs,
+    which skips the padding; told ``length_agnostic = False``, it packs."""
     import qgen.model.encoder as encoder_module
 
     encoder = Encoder(ModelConfig(src_vocab_size=30, tgt_vocab_size=30, **TINY))
@@ -204,6 +205,9 @@ def test_the_encoder_runs_length_agnostic_on_a_cpu_unless_told(monkeypatch: pyte
     assert encoder.length_agnostic is None
     encoder(src, lengths)
     assert packed_calls == []
+    with torch.no_grad():
+        encoder(src, lengths)
+    assert packed_calls == [1]
     encoder.length_agnostic = False
     encoder(src, lengths)
-    assert packed_calls == [1]
+    assert packed_calls == [1, 1]

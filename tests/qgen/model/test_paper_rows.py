@@ -322,7 +322,7 @@ def test_first_models_compute_exactly_what_they_did(name: str) -> None:
     assert json.loads(described) == record["parameters"]  # the same names and shapes: old weights load strictly
     # the same initial values from the same seed (sums and sums of squares, float64)
     np.testing.assert_allclose(sums, record["parameter_sums"], rtol=1e-9, atol=1e-9)
-    # The fixture's encoder packed its rows. The length-agnostic path (a CPU's default since) computes the
+    # The fixture's encoder packed its rows. The length-agnostic path (CPU training's default since) computes the
     # same numbers (test_captured_training.py) but draws the dropout between layers over other shapes,
     # so the training loss, whose dropout is seeded, is compared on the packed path.
     model.encoder.length_agnostic = False

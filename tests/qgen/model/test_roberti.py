@@ -144,7 +144,7 @@ def test_the_training_loop_runs_the_switch(row: str, tmp_path) -> None:
 
 @pytest.mark.parametrize("reverse", [False, True])
 def test_the_switching_encoder_gives_the_packed_numbers_without_packing(reverse: bool) -> None:
-    """Length-agnostic (a CPU's default, qgen/model/rnn.py) and packed: the same outputs, final states and
+    """Length-agnostic (CPU training's default, qgen/model/rnn.py) and packed: the same outputs, final states and
     gradients, for either GRU of the switch."""
     model, src_vocab, tgt_vocab = small("roberti_eda_cs")
     encoder = model.encoder.eval()  # no dropout between layers: both paths see the same inputs
