@@ -275,6 +275,10 @@ def _make_rows(items: list[tuple[int, RawExample, str | None]], writer: Question
                ) -> tuple[list[PairRow], list[RejectRow], list[Verdict], list[RoundTripVerdict]]:
     """Generate and filter one shard (over-copy, then round trip on what it keeps); rows in input order."""
     fresh = [(position, record) for position, record, duplicate in items if duplicate is None]
+    # With several candidates per logical form the writer judges them by round trip itself and writes the
+    # first that holds (qgen.synth.generator), leaving the verdicts here; with one it is judged below.
+    writer.round_trip = judge if judge is not None and writer.candidates > 1 else None
+    writer.round_trip_verdicts = {}
     results = iter(writer.write([r for _, r in fresh], [p for p, _ in fresh]))
     outcomes: list[tuple[int, RawExample, PairRow | RejectRow, Verdict | None]] = []
     for position, record, duplicate in items:
@@ -285,7 +289,12 @@ def _make_rows(items: list[tuple[int, RawExample, str | None]], writer: Question
         outcomes.append((position, record, result, None if isinstance(result, RejectRow) else overcopy_filter.judge_pair(result)))
     verdicts = [v for *_, v in outcomes if v is not None]
     candidates = [result for *_, result, v in outcomes if v is not None and v.keep]
-    round_trips = judge_pairs(judge, candidates) if judge is not None and candidates else []
+    if writer.round_trip is not None:  # judged in the writer; a question it could not judge is judged here
+        unjudged = [c for c in candidates if c.id not in writer.round_trip_verdicts]
+        late = dict(zip((c.id for c in unjudged), judge_pairs(judge, unjudged) if unjudged else []))
+        round_trips = [writer.round_trip_verdicts.get(c.id) or late[c.id] for c in candidates]
+    else:
+        round_trips = judge_pairs(judge, candidates) if judge is not None and candidates else []
     trips = iter(round_trips)  # in the candidates' order, which is the outcomes' order
     pairs: list[PairRow] = []
     rejects: list[RejectRow] = []

@@ -21,6 +21,13 @@ that passes the faithfulness audit (``qgen.synth.audit``: values, comparison dir
 is written; when none passes, the best one is (and the audit reports it). For 12,000 sampled WikiSQL
 logical forms and a generator trained on 1,429 pairs, 31.9% of the beam-4 best questions pass the
 audit and 58.9% of the questions chosen among the 8 best (``benchmarks/results/downstream/wikisql``).
+
+``round_trip`` (a ``qgen.synth.round_trip.RoundTripFilter``, set by a corpus run that filters by round
+trip): the first ``ROUND_TRIP_TRIES`` candidates that pass the audit are parsed back, all of a batch in
+one call, and the first whose round trip holds is written; when none holds, the first of them is, with
+its failing verdict. Each written question's verdict is left in ``round_trip_verdicts`` by record id.
+So a logical form whose best question the parser misreads can still give a pair, through a later
+candidate that it reads back.
 """
 from __future__ import annotations
 
@@ -29,7 +36,7 @@ import threading
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Collection, Iterator, Sequence
+from typing import Any, Callable, Collection, Iterator, NamedTuple, Sequence
 
 import torch
 
@@ -47,6 +54,17 @@ from qgen.synth.schema import PairRow, RejectRow, record_json
 from qgen.train import resolve_device
 
 Result = PairRow | RejectRow
+# Candidates parsed back per logical form when the round trip judges in the writer: each try is one
+# more question in the parser's batched search, so more tries cost more parsing for fewer gains.
+ROUND_TRIP_TRIES = 3
+
+
+class _Candidate(NamedTuple):
+    """A candidate question as ``qgen.synth.round_trip.judge_pairs`` reads a pair."""
+    lf_type: str
+    question: str
+    lf_tokens: list[str]
+    answers: list[str]
 
 
 class TokenizeTimeout(Exception):
@@ -106,6 +124,10 @@ class QuestionWriter:
         # A dict here collects, per record id, the candidates after the chosen one that pass the audit
         # too ((question, score), best first): more questions for one logical form (qgen.downstream).
         self.other_questions: dict[str, list[tuple[str, float]]] | None = None
+        # A RoundTripFilter here makes the writer choose among the candidates by round trip too (see the
+        # module docstring); the written questions' verdicts, by record id, are left for the caller.
+        self.round_trip: Any = None
+        self.round_trip_verdicts: dict[str, Any] = {}
         self.batch_size, self.max_src_len = batch_size, max_src_len  # batch_size: at most so many LFs a batch
         # Source tokens a batch (rows x longest source, qgen.batching): what fits the device by default.
         self.max_tokens = max_tokens or default_max_tokens(self.device, self.model.cfg, beam)
@@ -179,8 +201,10 @@ class QuestionWriter:
             else:
                 found = beam_search(self.model, batch, self.beam, self.max_len, self.alpha,
                                     num_return=self.candidates, no_repeat=self.no_repeat)
-            hyps = [self._choose(best, records[index], tokens, oovs)
-                    for best, (index, tokens), oovs in zip(found, chunk, batch.oovs)]
+            ranked = [self._ranked(best, records[index], tokens, oovs)
+                      for best, (index, tokens), oovs in zip(found, chunk, batch.oovs)]
+            hyps = (self._round_trip_choice(ranked, chunk, records, batch.oovs) if self.round_trip is not None
+                    else [tried[0] for tried in ranked])
             no_copy = [[0.0] * len(h.ids) for h in hyps]
             shares = copy_shares(self.model, batch, hyps) if self.copy_mode != "none" else no_copy
         except torch.OutOfMemoryError as err:
@@ -211,22 +235,60 @@ class QuestionWriter:
                 source=record.source, model_id=self.model_id, created_at=self.created_at))
         return out
 
-    def _choose(self, best: list[Hypothesis], record: RawExample, tokens: list[str], oovs: list[str]) -> Hypothesis:
-        """Of the beam's best hypotheses (best first), the first finished one whose question passes the
-        audit; else the best one."""
+    def _ranked(self, best: list[Hypothesis], record: RawExample, tokens: list[str], oovs: list[str]
+                ) -> list[Hypothesis]:
+        """The candidates to write, in order: of the beam's best hypotheses (best first), the finished
+        ones whose question passes the audit (as many as the round trip tries, else the first); when
+        none passes, the best one."""
         if len(best) == 1:
-            return best[0]
+            return best
         finished = [h for h in best if 0 < len(h.ids) < self.max_len]
         questions = [" ".join(self.tgt_vocab.decode(h.ids, oovs)) for h in finished]
         passed = passing(record.lf_type, record.logical_form, tokens, questions)
         chosen = next(passed, None)
-        if self.other_questions is not None and chosen is not None:
-            others: dict[str, float] = {}  # distinct questions, best first, each with its own score
-            for i in passed:
-                if questions[i] != questions[chosen]:
-                    others.setdefault(questions[i], finished[i].score)
+        if chosen is None:
+            return best[:1]
+        tried, seen = [finished[chosen]], {questions[chosen]}
+        tries = ROUND_TRIP_TRIES if self.round_trip is not None else 1
+        if self.other_questions is None and tries == 1:
+            return tried  # the audit of the later candidates is not needed
+        others: dict[str, float] = {}  # distinct questions, best first, each with its own score
+        for i in passed:
+            if len(tried) < tries and questions[i] not in seen:  # a distinct question: one more try
+                tried.append(finished[i])
+                seen.add(questions[i])
+            if self.other_questions is not None and questions[i] != questions[chosen]:
+                others.setdefault(questions[i], finished[i].score)
+            elif self.other_questions is None and len(tried) == tries:
+                break
+        if self.other_questions is not None:
             self.other_questions[record.id] = list(others.items())
-        return best[0] if chosen is None else finished[chosen]
+        return tried
+
+    def _round_trip_choice(self, ranked: list[list[Hypothesis]], chunk: list[tuple[int, list[str]]],
+                           records: Sequence[RawExample], oovs: list[list[str]]) -> list[Hypothesis]:
+        """Per logical form, the first of its ranked candidates whose round trip holds (else the first),
+        every candidate of the batch judged in one call; the chosen ones' verdicts go to
+        ``round_trip_verdicts``."""
+        from qgen.synth.round_trip import judge_pairs
+
+        judged: list[tuple[int, int]] = []  # (row in the chunk, rank) of each candidate judged
+        candidates = []
+        for row, (tried, (index, tokens), row_oovs) in enumerate(zip(ranked, chunk, oovs)):
+            record = records[index]
+            for rank, hyp in enumerate(tried):
+                if 0 < len(hyp.ids) < self.max_len:  # an unfinished question is a generation reject
+                    question = " ".join(self.tgt_vocab.decode(hyp.ids, row_oovs))
+                    candidates.append(_Candidate(record.lf_type, question, tokens, [str(a) for a in record.answers]))
+                    judged.append((row, rank))
+        verdicts: dict[tuple[int, int], Any] = dict(zip(judged, judge_pairs(self.round_trip, candidates)))
+        chosen = []
+        for row, tried in enumerate(ranked):
+            rank = next((r for r in range(len(tried)) if (row, r) in verdicts and verdicts[row, r].keep), 0)
+            if (row, rank) in verdicts:
+                self.round_trip_verdicts[records[chunk[row][0]].id] = verdicts[row, rank]
+            chosen.append(tried[rank])
+        return chosen
 
     @staticmethod
     def _rejects(chunk: list[tuple[int, list[str]]], records: Sequence[RawExample], positions: Sequence[int],

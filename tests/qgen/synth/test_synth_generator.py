@@ -228,3 +228,44 @@ def test_sampled_candidates_are_drawn_from_the_model_and_tried_in_the_order_draw
     assert first != beam_questions and first != write(4)  # draws, not the beam's best
     with pytest.raises(ValueError, match="temperature"):
         QuestionWriter(checkpoint, sampling=-1.0)
+
+
+def test_with_a_round_trip_the_first_candidate_read_back_is_written(checkpoint: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Given a round-trip judge, the writer parses back the first audit-passing candidates of every
+    logical form in one call and writes the first whose round trip holds (else the first, with its
+    failing verdict); each written question's verdict is left by record id."""
+    from types import SimpleNamespace
+
+    from qgen.decode import Hypothesis
+    from qgen.synth.round_trip import RoundTripVerdict
+
+    writer = QuestionWriter(checkpoint, beam=4, candidates=4)
+
+    def hypothesis(question: str, score: float) -> Hypothesis:
+        return Hypothesis(writer.tgt_vocab.encode(question.split()), score, score)
+
+    misread = hypothesis("what is the capital of bali ?", -0.1)  # passes the audit, the parser misreads it
+    read_back = hypothesis("the capital of bali is what ?", -0.2)
+    monkeypatch.setattr(generator_module, "beam_search", lambda *args, **kwargs: [
+        [misread, misread, read_back, hypothesis("what is the mayor of bali ?", -0.3)] for _ in args[1].oovs])
+    calls: list[list[str]] = []
+
+    class Judge:
+        parser = SimpleNamespace(lf_types=("sparql",))
+
+        def judge(self, lf_type, questions, lfs, answers=None):
+            calls.append([" ".join(q) for q in questions])
+            return [RoundTripVerdict(q[0] == "the", "exact", -1.0, "parse") for q in questions]
+
+    writer.round_trip = Judge()
+    first, second = writer.write([record(0, "bali"), record(3, "bali", id="other")])
+    assert first.question == second.question == "the capital of bali is what ?"  # type: ignore[union-attr]
+    # distinct candidates only, up to the tries, both logical forms' in one call
+    assert len(calls) == 1 and calls[0] == ["what is the capital of bali ?", "the capital of bali is what ?",
+                                            "what is the mayor of bali ?"] * 2
+    assert writer.round_trip_verdicts["q0"].keep and writer.round_trip_verdicts["other"].keep
+    monkeypatch.setattr(generator_module, "beam_search", lambda *args, **kwargs: [[misread] for _ in args[1].oovs])
+    [unread] = writer.write([record(0, "bali")])
+    assert unread.question == "what is the capital of bali ?"  # type: ignore[union-attr]
+    assert not writer.round_trip_verdicts["q0"].keep

@@ -136,3 +136,32 @@ def test_a_bad_round_trip_rule_is_a_usage_error_before_the_run(tiny_checkpoint: 
     lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: --round-trip-rule: ") and message in lines[0]
     assert not out.exists()
+
+
+@pytest.mark.parametrize(("threshold", "removed"), [(1.0, True), (-1e9, False)])
+def test_with_candidates_the_writer_judges_and_the_corpus_reports_its_verdicts(
+        tiny_checkpoint: Path, parser: Path, tmp_path: Path, threshold: float, removed: bool,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """With several candidates a logical form's questions are judged in the writer (qgen.synth.generator);
+    the corpus keeps or rejects each written question by that verdict, and counts it once."""
+    import qgen.synth.round_trip as round_trip_module
+
+    in_writer: list[int] = []  # the writer reads judge_pairs from the module when it judges
+    real_judge_pairs = round_trip_module.judge_pairs
+    monkeypatch.setattr(round_trip_module, "judge_pairs",
+                        lambda judge, pairs: in_writer.append(len(pairs)) or real_judge_pairs(judge, pairs))
+    config = SynthesisConfig(thresholds=LENIENT, candidates=2, round_trip=RoundTripOptions(
+        str(parser), {"sparql": "score"}, threshold=threshold), **RUN)
+    manifest = synthesize(records(), tiny_checkpoint, tmp_path / "corpus", config, **QUIET)
+    counts = manifest["counts"]
+    kept_by_filter = manifest["filter"]["kept"]
+    assert counts["inputs"] == counts["pairs"] + counts["rejects"] == 11 and kept_by_filter > 0
+    assert manifest["round_trip"]["judged"] == kept_by_filter  # one verdict per written question
+    assert sum(in_writer) >= 10  # every generated question at least, judged in the writer
+    if removed:
+        assert counts["pairs"] == 0 and counts["rejects_by_stage"]["round_trip"] == kept_by_filter
+        tripped = rejects_of(tmp_path / "corpus").query("stage == 'round_trip'")
+        verdicts = [json.loads(row)["round_trip"] for row in tripped["input"]]
+        assert all(v["rule"] == "score" and v["score"] < 1.0 for v in verdicts)
+    else:
+        assert counts["pairs"] == kept_by_filter == manifest["round_trip"]["kept"]
