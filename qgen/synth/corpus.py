@@ -58,7 +58,7 @@ from qgen.synth.card import model_facts, write_card
 from qgen.synth.config import SynthesisConfig
 from qgen.synth.filter import FilterThresholds, OverCopyFilter, Verdict, filter_statistics, merge_statistics
 from qgen.synth.audit import audit_pair, audit_statistics, merge_audit_statistics
-from qgen.synth.generator import QuestionWriter
+from qgen.synth.generator import ROUND_TRIP_TRIES, QuestionWriter
 from qgen.synth.round_trip import (RoundTripFilter, RoundTripOptions, RoundTripVerdict, cached_filter, judge_pairs,
                                    merge_counts, round_trip_statistics)
 from qgen.synth.schema import PAIR_SCHEMA, REJECT_SCHEMA, SCHEMA_VERSION, PairRow, RejectRow, record_json
@@ -158,8 +158,9 @@ def synthesize(records: Iterable[RawExample], checkpoint: str | Path, out_dir: s
     manifest["model"] = {"path": str(checkpoint), "checksum": checksum, "model_id": writer.model_id,
                          "copy": writer.copy_mode, "config": writer.model.cfg.as_dict(),
                          "about": model_facts(read_payload(checkpoint))}  # for the card: what the checkpoint records
-    if judge is not None:
-        manifest["round_trip_settings"] = judge.settings()
+    if judge is not None:  # with several candidates the writer parses back up to ROUND_TRIP_TRIES of them
+        manifest["round_trip_settings"] = {**judge.settings(),
+                                           **({"tries": ROUND_TRIP_TRIES} if config.candidate_count > 1 else {})}
     done = {entry["index"]: entry for entry in manifest["shards"]}
     counted = {"shards": 0}
 

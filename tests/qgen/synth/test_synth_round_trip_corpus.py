@@ -165,3 +165,14 @@ def test_with_candidates_the_writer_judges_and_the_corpus_reports_its_verdicts(
         assert all(v["rule"] == "score" and v["score"] < 1.0 for v in verdicts)
     else:
         assert counts["pairs"] == kept_by_filter == manifest["round_trip"]["kept"]
+
+
+def test_the_card_says_how_the_round_trip_chose_among_the_candidates(tiny_checkpoint: Path, parser: Path,
+                                                                     tmp_path: Path) -> None:
+    config = SynthesisConfig(thresholds=LENIENT, candidates=2, round_trip=RoundTripOptions(
+        str(parser), {"sparql": "score"}, threshold=-1e9), **RUN)
+    manifest = synthesize(records(), tiny_checkpoint, tmp_path / "corpus", config, **QUIET)
+    assert manifest["round_trip_settings"]["tries"] == 3
+    card = (tmp_path / "corpus" / "README.md").read_text()
+    assert ("the first that passes the faithfulness audit (with the round-trip filter on: of the first 3 that "
+            "pass, the first that the parser reads back), else the best") in card
