@@ -5,12 +5,15 @@ paths share the machine's state.
 
     python benchmarks/cpu_training_paths.py [--model coverage_masked] [--threads 1] [--batches 20] [--rounds 3]
 
-Prints target tokens/s per path and round, and the command. WebQSP train batches (length-bucketed,
+Prints target tokens/s per path and round, and the command, and writes them to
+benchmarks/results/cpu-training-paths.json (one entry per model). WebQSP train batches (length-bucketed,
 batch 32, paper-size model, untrained, Adam steps), from ``--prep`` (made if missing).
 """
 from __future__ import annotations
 
 import argparse
+import json
+import platform
 import random
 import sys
 import time
@@ -25,6 +28,7 @@ from qgen.benchmark import dataset_pairs  # noqa: E402
 from qgen.data import bucketed_batches  # noqa: E402
 from qgen.model import VARIANTS, build_model, make_batch  # noqa: E402
 from qgen.train import build_vocabularies  # noqa: E402
+from qgen.version import code_version  # noqa: E402
 
 # path name -> (encoder's length_agnostic, output layer step by step)
 PATHS = {"packed, step by step": (False, True), "length-agnostic, step by step": (True, True),
@@ -69,12 +73,22 @@ def main() -> None:
 
     for path in PATHS.values():  # warm-up, not timed
         tokens_per_s(*path, batches[:2])
-    print(f"python benchmarks/cpu_training_paths.py --model {args.model} --threads {args.threads} "
-          f"--batches {args.batches} --rounds {args.rounds}")
+    command = (f"python benchmarks/cpu_training_paths.py --model {args.model} --threads {args.threads} "
+               f"--batches {args.batches} --rounds {args.rounds}")
+    print(command)
+    rounds = []
     for round_ in range(1, args.rounds + 1):
-        figures = {name: tokens_per_s(*path, batches[2:]) for name, path in PATHS.items()}
-        print(f"round {round_}: " + "; ".join(f"{name} {value:.0f}" for name, value in figures.items())
+        figures = {name: round(tokens_per_s(*path, batches[2:])) for name, path in PATHS.items()}
+        rounds.append(figures)
+        print(f"round {round_}: " + "; ".join(f"{name} {value}" for name, value in figures.items())
               + " target tokens/s", flush=True)
+    out = REPO / "benchmarks" / "results" / "cpu-training-paths.json"
+    results = json.loads(out.read_text()) if out.exists() else {}
+    results[args.model] = {"command": command, "commit": code_version(), "threads": args.threads,
+                           "machine": platform.machine(), "batch": 32, "teacher_forcing": 1.0,
+                           "target_tokens_per_s_by_round": rounds}
+    out.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"wrote {out}")
 
 
 if __name__ == "__main__":
