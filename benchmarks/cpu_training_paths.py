@@ -64,7 +64,8 @@ def main() -> None:
         tokens, started = 0, time.perf_counter()
         for batch in timed:
             optimizer.zero_grad()
-            # asking for each step's argmax keeps forward on the step-by-step path
+            # asking for each step's argmax keeps forward on the step-by-step path (one argmax a step more
+            # than that path's training needs: a small cost against the step's matrix products)
             loss, count = model(batch, teacher_forcing=1.0, predictions=[] if step_by_step else None)
             loss.backward()
             optimizer.step()

@@ -11,7 +11,7 @@ vocabulary widths rounded up to multiples of ``SRC_BUCKET``, ``TGT_BUCKET`` and 
 so a handful of graphs serve a run. Padding rows have one source token and no target token, and
 padding positions are masked as in any batch, so they add nothing to the loss or the gradients
 (``tests/qgen/test_captured_training.py`` checks this on a CPU, where the same padded step runs eagerly).
-The encoder runs its length-agnostic path (qgen/model/encoder.py): packing reads the lengths on the
+The encoder runs its length-agnostic path (qgen/model/rnn.py): packing reads the lengths on the
 host, which a replay would not.
 
 Each new shape runs ``WARMUP_STEPS`` eager steps on a side stream (they are real training steps:

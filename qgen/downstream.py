@@ -23,7 +23,8 @@ held out for validation (``qgen.benchmark.wikisql_valid_ids``), reported on the 
    default rule for SQL), ``_both`` (over-copy and the default rule), and ``full`` (the whole
    training split, the ceiling); plus ``curve_<n>`` rows, one filter (``curve_filter``, by default
    ``both``) on the first ``n`` synthetic candidates, ``finetune_<row>`` rows: a synthetic row's parser trained further on ``low`` alone (pre-training
-   on the mixture, then fine-tuning on the real labels, so the real pairs have the last word), and
+   on the mixture, then fine-tuning on the real labels, so the real pairs have the last word),
+   ``finetune_clean_<row>`` rows (the same, fine-tuned on the labels plus the pairs the exact rule keeps), and
    ``<row>_seed<n>`` rows: a row's parser trained again with another seed (same split, same synthetic
    set), which measures the run-to-run spread the differences must exceed.
 

@@ -151,6 +151,8 @@ def synthesize(records: Iterable[RawExample], checkpoint: str | Path, out_dir: s
     judge = _round_trip_judge(round_trip, checkpoint, lf_types)
     if judge is not None:  # only when set, as no_repeat
         settings["round_trip"] = {**judge.settings(), "parser": file_checksum(judge.checkpoint)}
+        if config.candidate_count > 1:  # the writer chooses among the candidates by round trip: a corpus
+            settings["round_trip_tries"] = ROUND_TRIP_TRIES  # begun with another rule does not resume with this
     manifest = _open_manifest(out, settings, log)
     created_at = datetime.fromisoformat(manifest["created_at"])
     writer_options = {**config.writer_options(), "created_at": created_at}

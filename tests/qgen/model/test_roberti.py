@@ -143,9 +143,16 @@ def test_the_training_loop_runs_the_switch(row: str, tmp_path) -> None:
 
 
 @pytest.mark.parametrize("reverse", [False, True])
-def test_the_switching_encoder_gives_the_packed_numbers_without_packing(reverse: bool) -> None:
+def test_the_switching_encoder_gives_the_packed_numbers_without_packing(reverse: bool,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """Length-agnostic (CPU training's default, qgen/model/rnn.py) and packed: the same outputs, final states and
     gradients, for either GRU of the switch."""
+    import qgen.model.roberti as roberti_module
+
+    packed_calls: list[int] = []
+    real_pack = roberti_module.pack_padded_sequence
+    monkeypatch.setattr(roberti_module, "pack_padded_sequence",
+                        lambda *a, **k: packed_calls.append(1) or real_pack(*a, **k))
     model, src_vocab, tgt_vocab = small("roberti_eda_cs")
     encoder = model.encoder.eval()  # no dropout between layers: both paths see the same inputs
     encoder.reverse = reverse
@@ -160,6 +167,7 @@ def test_the_switching_encoder_gives_the_packed_numbers_without_packing(reverse:
         results.append((outputs.detach(), final.detach(),
                         [p.grad.clone() for p in encoder.parameters() if p.grad is not None]))
     (packed_out, packed_final, packed_grads), (out, final, grads) = results
+    assert packed_calls == [1]  # packed when told, not when length-agnostic
     assert out.shape == packed_out.shape and final.shape == packed_final.shape
     torch.testing.assert_close(out, packed_out, atol=1e-6, rtol=1e-5)
     torch.testing.assert_close(final, packed_final, atol=1e-6, rtol=1e-5)

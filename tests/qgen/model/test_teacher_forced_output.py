@@ -37,8 +37,13 @@ def test_the_output_layer_over_all_steps_gives_the_step_by_step_loss_and_gradien
         loss.backward()
         return loss.detach(), [p.grad.clone() for p in model.parameters() if p.grad is not None]
 
+    all_steps = []
+    fast = model._teacher_forced
+    model._teacher_forced = lambda b: all_steps.append(1) or fast(b)  # type: ignore[method-assign]
     stepwise_loss, stepwise_grads = loss_and_grads(step_by_step=True)
+    assert all_steps == []
     loss, grads = loss_and_grads(step_by_step=False)
+    assert all_steps == [1]  # teacher forcing 1 and no predictions asked: the all-steps path ran
     assert float(stepwise_loss) > 0
     torch.testing.assert_close(loss, stepwise_loss, rtol=1e-5, atol=1e-5)
     assert len(grads) == len(stepwise_grads)

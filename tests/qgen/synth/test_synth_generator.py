@@ -256,15 +256,18 @@ def test_with_a_round_trip_the_first_candidate_read_back_is_written(checkpoint: 
 
         def judge(self, lf_type, questions, lfs, answers=None):
             calls.append([" ".join(q) for q in questions])
-            return [RoundTripVerdict(q[0] == "the", "exact", -1.0, "parse") for q in questions]
+            # the second logical form (the mayor's) is never read back, whatever its question
+            return [RoundTripVerdict(q[0] == "the" and "mayor" not in lf, "exact", -1.0, "parse")
+                    for q, lf in zip(questions, lfs)]
 
     writer.round_trip = Judge()
-    first, second = writer.write([record(0, "bali"), record(3, "bali", id="other")])
-    assert first.question == second.question == "the capital of bali is what ?"  # type: ignore[union-attr]
+    first, second = writer.write([record(0, "bali"), record(3, "bali", "mayor", id="other")])
+    assert first.question == "the capital of bali is what ?"  # type: ignore[union-attr]
+    assert second.question == "what is the capital of bali ?"  # type: ignore[union-attr]  # none holds: the first
     # distinct candidates only, up to the tries, both logical forms' in one call
     assert len(calls) == 1 and calls[0] == ["what is the capital of bali ?", "the capital of bali is what ?",
                                             "what is the mayor of bali ?"] * 2
-    assert writer.round_trip_verdicts["q0"].keep and writer.round_trip_verdicts["other"].keep
+    assert writer.round_trip_verdicts["q0"].keep and not writer.round_trip_verdicts["other"].keep
     monkeypatch.setattr(generator_module, "beam_search", lambda *args, **kwargs: [[misread] for _ in args[1].oovs])
     [unread] = writer.write([record(0, "bali")])
     assert unread.question == "what is the capital of bali ?"  # type: ignore[union-attr]
