@@ -129,14 +129,12 @@ class Decoder(nn.Module):
         log_probs: torch.Tensor | None = None
         if isinstance(self.generator, CopyGenerator):
             extended_size = vocab + state["extended"].size(1)
+            copy_attns, written_context = self.generator.attend(
+                post, embedded, memory, state["copy_mask"], state.get("coverage"), src_mask=mask,
+                keys=state.get("keys_copy"))
             if distribution:
-                log_probs, copy_attns, written_context = self.generator(
-                    post, embedded, memory, state["copy_mask"], state["copy_ids"], extended_size,
-                    state.get("coverage"), src_mask=mask, keys=state.get("keys_copy"))
-            else:
-                copy_attns, written_context = self.generator.attend(
-                    post, embedded, memory, state["copy_mask"], state.get("coverage"), src_mask=mask,
-                    keys=state.get("keys_copy"))
+                log_probs = self.generator.distribution(post, copy_attns, state["copy_mask"], state["copy_ids"],
+                                                        extended_size)
             attns.update(copy_attns)
         else:
             log_probs, written_context = (self.generator(post) if distribution else None), read_context

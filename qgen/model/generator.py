@@ -94,12 +94,18 @@ class CopyGenerator(nn.Module):
         projected memory when the caller keeps it.
         """
         attns, copy_context = self.attend(state, prev_embedded, memory, copy_mask, coverage, src_mask, keys)
+        return self.distribution(state, attns, copy_mask, copy_ids, extended_size), attns, copy_context
+
+    def distribution(self, state: torch.Tensor, attns: dict[str, torch.Tensor], copy_mask: torch.Tensor,
+                     copy_ids: torch.Tensor, extended_size: int) -> torch.Tensor:
+        """The step's log-probabilities (batch, extended_size) from its post-read state and ``attend``'s
+        attentions: the copy mixture of Eq. 6-11."""
         beta, p_gen = attns["copy"], attns["p_gen"].unsqueeze(1)
         vocab = torch.softmax(_mask_specials(self.out(state).float()), dim=-1)  # (batch, vocab)
         probs = torch.zeros(state.size(0), extended_size, device=state.device, dtype=torch.float32)
         probs[:, : vocab.size(1)] = p_gen * vocab
         probs.scatter_add_(1, copy_ids, (1 - p_gen) * self._copied(beta, copy_mask))
-        return probs.clamp_min(_LOG_FLOOR).log(), attns, copy_context
+        return probs.clamp_min(_LOG_FLOOR).log()
 
     def gold_log_probs(self, states: torch.Tensor, betas: torch.Tensor, p_gens: torch.Tensor,
                        copy_mask: torch.Tensor, copy_ids: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:

@@ -8,8 +8,9 @@ Two reasons to prefer it to ``pack_padded_sequence``:
 - a captured training step (qgen/captured_training.py): a CUDA graph replays the packing it recorded,
   whatever the lengths of the next batch;
 - training on a CPU: the packed GRU's backward fills a zero copy of the whole packed input projection
-  for every time step (one per step's slice), which took 40% of a training step of the paper-size
-  ``coverage_masked`` model; unpacked, the encoder's forward and backward run about 2x faster there.
+  for every time step (one per step's slice), 42% of a training step of the paper-size
+  ``coverage_masked`` model in a profile; unpacked, that model trains 1.4-1.8x faster on two threads
+  (``python benchmarks/cpu_training_paths.py --threads 2``, benchmarks/README.md).
 """
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ from torch import nn
 
 def length_agnostic_here(choice: bool | None, inputs: torch.Tensor) -> bool:
     """An encoder's ``length_agnostic`` setting resolved. None: length-agnostic where gradients flow on a
-    CPU (training), else packed: without a backward the packed GRU is the faster one (it skips the
-    padding; 0.20-0.25 s against 0.31-0.37 s for 64 rows of 20-90 tokens at the paper's size)."""
+    CPU (training), else packed: without a backward the packed GRU is the faster one, since it skips the
+    padding (one measurement, not a benchmark: 0.20-0.25 s against 0.31-0.37 s to encode 64 rows of 20-90
+    tokens at the paper's size, one thread)."""
     return choice if choice is not None else (not inputs.is_cuda and torch.is_grad_enabled())
 
 
