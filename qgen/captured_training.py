@@ -20,9 +20,8 @@ and replayed from then on. The graphs share one memory pool: nothing a replay co
 the next replay (the loss and the taken-flag go to buffers outside the pool), and the weights and
 the optimizer state live outside it too.
 
-Where it applies (``applies``): a CUDA device, the switch ``QGEN_CUDA_GRAPHS=on`` (the one of
-qgen/cuda_graphs.py; ``auto``, the default, keeps training eager for now: this path has been tested on
-a CPU with the CUDA calls replaced, and has yet to be checked and timed on a GPU), the skeleton's own
+Where it applies (``applies``): a CUDA device, the switch ``QGEN_CUDA_GRAPHS`` at ``auto`` (the
+default) or ``on`` (the one of qgen/cuda_graphs.py; ``off`` trains eagerly), the skeleton's own
 encoder and decoder without extra loss terms (the Table 1 rows and their variants; not the parts of
 the data-to-text seeds), Adam, a constant learning rate
 (the graph keeps the rate it recorded). Teacher-forcing draws come from the device's default
@@ -58,8 +57,6 @@ def applies(model: torch.nn.Module, cfg: Any, device: torch.device) -> str | Non
     setting = graphs_setting()
     if setting == "off":
         return "QGEN_CUDA_GRAPHS=off"
-    if setting == "auto":  # opt-in until the captured step has been checked and timed on a GPU
-        return "QGEN_CUDA_GRAPHS=auto trains eagerly (QGEN_CUDA_GRAPHS=on captures the training step)"
     if type(model.encoder) is not Encoder or type(model.decoder) is not Decoder or model.loss_terms:
         return "the model is made of other parts or trains extra loss terms"
     if cfg.optimizer != "adam" or cfg.lr_decay != 1.0:
