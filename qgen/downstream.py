@@ -218,6 +218,9 @@ def run_downstream(prep_dir: str | Path, work_dir: str | Path, results_dir: str 
         judge = _judge_parser(work, cfg, splits) if cfg.judge_with else parser
         _synthesize(work, splits, generator, judge, cfg, timings, log, data_dir)
     for row in wanted:
+        if row.startswith(SOUP):
+            _soup_row(row, work, splits, cfg, log)
+            continue
         if (work / "rows" / row / "result.json").exists():
             continue
         base, seed = seeded_row(row)
@@ -228,15 +231,7 @@ def run_downstream(prep_dir: str | Path, work_dir: str | Path, results_dir: str 
         started = time.perf_counter()
         checkpoint = _train_once(work, row, train_set, splits.parser_pairs(splits.valid), cfg, "parse", timings, log,
                                  seed=seed, init_from=init_from)
-        evaluation = evaluate_parser(Parser.load(checkpoint), splits.parser_pairs(splits.dev), cfg.lf_type,
-                                     beam=cfg.eval_beam)
-        result = {"row": row, "train_pairs": len(train_set), "dev_lf_em": evaluation["lf_exact_match"],
-                  "dev_examples": evaluation["examples"], "seconds": round(time.perf_counter() - started, 1)}
-        if "parts" in evaluation:  # WikiSQL: sel, agg, conditions apart
-            result["dev_parts"] = evaluation["parts"]
-        _write_json(work / "rows" / row / "result.json", result)
-        (work / "rows" / row / "predictions.txt").write_text("\n".join(evaluation["predictions"]) + "\n")
-        log(f"{row}: dev LF exact match {result['dev_lf_em']:.4f} ({len(train_set)} training pairs)")
+        _evaluate_row(work, row, checkpoint, {"train_pairs": len(train_set)}, started, splits, cfg, log)
     _merge_timings(work, timings)
     return write_report(work, results_dir, cfg, splits, _read_json(work / "timings.json", {}))
 
@@ -488,6 +483,56 @@ def _finetuning(row: str, base: str, work: Path) -> tuple[str, str]:
     return training_set, str(pretrained / "best.pt")
 
 
+# soup_finetune_<row>: the uniform weight average (qgen.weight_soup) of the parsers that finetune_<row>
+# trained with every parser seed run so far (finetune_<row>, finetune_<row>_seed<N>; at least two). They
+# all start from <row>'s parser, which is what makes their average a model.
+SOUP = "soup_"
+
+
+def soup_ingredients(row: str, work: Path) -> list[str]:
+    """The finished fine-tuning rows that the soup row ``row`` averages, sorted by name."""
+    target = row[len(SOUP):]
+    if not target.startswith(FINETUNE) or seeded_row(target)[1] is not None:
+        raise ValueError(f"row {row}: a soup averages a fine-tuning row's seeds (soup_finetune_<row>)")
+    names = sorted(p.parent.name for p in (work / "rows").glob("*/done.json") if seeded_row(p.parent.name)[0] == target)
+    if len(names) < 2:
+        raise ValueError(f"row {row} averages the parsers of {target} and {target}_seed<N>: run at least two of "
+                         f"them first (finished: {', '.join(names) or 'none'})")
+    return names
+
+
+def _soup_row(row: str, work: Path, splits: Splits, cfg: DownstreamConfig, log: Callable[[str], None]) -> None:
+    """Average the fine-tuned parsers and evaluate the soup; again whenever another seed has finished."""
+    from qgen.weight_soup import average_checkpoints
+
+    ingredients = soup_ingredients(row, work)
+    done = _read_json(work / "rows" / row / "result.json", {})
+    if done.get("soup_of") == ingredients:
+        return
+    started = time.perf_counter()
+    first = _read_json(work / "rows" / ingredients[0] / "result.json", {})
+    checkpoint = average_checkpoints([work / "rows" / name / "best.pt" for name in ingredients],
+                                     work / "rows" / row / "best.pt")
+    _write_json(work / "rows" / row / "done.json", {"soup_of": ingredients})
+    _evaluate_row(work, row, checkpoint, {"train_pairs": first.get("train_pairs"), "soup_of": ingredients},
+                  started, splits, cfg, log)
+
+
+def _evaluate_row(work: Path, row: str, checkpoint: Path, facts: dict, started: float, splits: Splits,
+                  cfg: DownstreamConfig, log: Callable[[str], None]) -> None:
+    """The row's parser on dev: ``result.json`` (with ``facts``) and ``predictions.txt`` in its folder."""
+    evaluation = evaluate_parser(Parser.load(checkpoint), splits.parser_pairs(splits.dev), cfg.lf_type,
+                                 beam=cfg.eval_beam)
+    result = {"row": row, **facts, "dev_lf_em": evaluation["lf_exact_match"], "dev_examples": evaluation["examples"],
+              "seconds": round(time.perf_counter() - started, 1)}
+    if "parts" in evaluation:  # WikiSQL: sel, agg, conditions apart
+        result["dev_parts"] = evaluation["parts"]
+    _write_json(work / "rows" / row / "result.json", result)
+    (work / "rows" / row / "predictions.txt").write_text("\n".join(evaluation["predictions"]) + "\n")
+    log(f"{row}: dev LF exact match {result['dev_lf_em']:.4f} ({facts.get('train_pairs')} training pairs"
+        + (f"; the average of {', '.join(facts['soup_of'])}" if "soup_of" in facts else "") + ")")
+
+
 def _row_training_set(row: str, splits: Splits, work: Path, cfg: DownstreamConfig) -> list[Pair]:
     if row == "low":
         return splits.parser_pairs(splits.low)
@@ -575,7 +620,8 @@ def _readme(m: dict) -> str:
              "Every parser (`copynet_extended`) reads " + ("the question followed by its table's header "
              "(`qgen.table_context`)" if header else "the question only") + "; "
              "`finetune_<row>` is `<row>`'s parser trained further on the low labels alone, `finetune_clean_<row>` "
-             "on the low labels plus the synthetic pairs that the exact rule keeps. "
+             "on the low labels plus the synthetic pairs that the exact rule keeps, `soup_finetune_<row>` the uniform "
+             "average of the weights of `finetune_<row>`'s parsers of every parser seed (a model soup). "
              + (f"Each synthetic question is the first of the generator's {m['config']['generator_candidates']} "
                 + (f"questions drawn at temperature {m['config']['generator_sampling']:g} "
                    if m["config"].get("generator_sampling") else "best ")
@@ -596,14 +642,14 @@ def _readme(m: dict) -> str:
              "|---|---:|---:|---:|---:|---:|"]
     rows = ["low", "low_synthetic_unfiltered", "low_synthetic_overcopy", "low_synthetic_round_trip",
             "low_synthetic_round_trip_score", "low_synthetic_round_trip_token", "low_synthetic_round_trip_exact",
-            "low_synthetic_both", *sorted((k for k in em if k.startswith(("curve_", FINETUNE))), key=_by_size), "full"]
+            "low_synthetic_both", *sorted((k for k in em if k.startswith(("curve_", FINETUNE, SOUP))), key=_by_size), "full"]
     for name in rows:
         if name not in em:
             continue
         kept = sizes.get(name, "")
         rate = audit.get(name)
         lines.append(f"| {name} | {m['train_pairs'][name]} | {kept} | "
-                     f"{'' if rate is None else f'{rate:.3f}'} | {m['epochs_run'].get(name)} | {em[name]:.4f} |")
+                     f"{'' if rate is None else f'{rate:.3f}'} | {m['epochs_run'].get(name) or ''} | {em[name]:.4f} |")
     lines += ["", f"Audit pass rate of the low set's real questions: {audit['low_real_questions']:.3f}."]
     if m.get("dev_lf_em_by_parser_seed"):
         lines += ["", "Run-to-run spread: the same row's parser trained with other seeds (same split, same "

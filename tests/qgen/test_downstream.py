@@ -106,6 +106,22 @@ def test_downstream_rows_report_and_settings(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="run that row first"):
         run_downstream(tmp_path / "prep", work, results, TINY, FIXTURES, rows=["finetune_curve_99"],
                        log=lambda line: None)
+    # a soup: the weight average of a fine-tuning row's parsers over its seeds (two at least)
+    with pytest.raises(ValueError, match="run at least two"):
+        run_downstream(tmp_path / "prep", work, results, TINY, FIXTURES,
+                       rows=["soup_finetune_low_synthetic_unfiltered"], log=lambda line: None)
+    souped = run_downstream(tmp_path / "prep", work, results, TINY, FIXTURES,
+                            rows=["finetune_low_synthetic_unfiltered_seed2", "soup_finetune_low_synthetic_unfiltered"],
+                            log=lambda line: None)
+    soup_dir = work / "rows" / "soup_finetune_low_synthetic_unfiltered"
+    assert json.loads((soup_dir / "result.json").read_text())["soup_of"] == [
+        "finetune_low_synthetic_unfiltered", "finetune_low_synthetic_unfiltered_seed2"]
+    assert 0.0 <= souped["dev_lf_em"]["soup_finetune_low_synthetic_unfiltered"] <= 1.0
+    seeds = [torch.load(work / "rows" / name / "best.pt", weights_only=True)["model"]
+             for name in ("finetune_low_synthetic_unfiltered", "finetune_low_synthetic_unfiltered_seed2")]
+    soup = torch.load(soup_dir / "best.pt", weights_only=True)["model"]
+    assert all(torch.allclose(soup[k], (seeds[0][k] + seeds[1][k]) / 2) for k in soup)
+    assert "| soup_finetune_low_synthetic_unfiltered | " in (results / "downstream" / "wikisql" / "README.md").read_text()
     assert "| low | 1: " in (results / "downstream" / "wikisql" / "README.md").read_text()
     with pytest.raises(ValueError, match="other settings"):  # never mixes two configurations in one table
         run_downstream(tmp_path / "prep", work, results, DownstreamConfig(**{**TINY.__dict__, "hidden": 32}), FIXTURES,
