@@ -26,7 +26,9 @@ held out for validation (``qgen.benchmark.wikisql_valid_ids``), reported on the 
    on the mixture, then fine-tuning on the real labels, so the real pairs have the last word),
    ``finetune_clean_<row>`` rows (the same, fine-tuned on the labels plus the pairs the exact rule keeps), and
    ``<row>_seed<n>`` rows: a row's parser trained again with another seed (same split, same synthetic
-   set), which measures the run-to-run spread the differences must exceed.
+   set), which measures the run-to-run spread the differences must exceed, and ``soup_finetune_<row>``
+   rows: the weight average of the ``finetune_<row>`` parsers of every seed run (a model soup, run
+   after them; ``qgen.weight_soup``).
 
 Every WikiSQL parser reads the question followed by its table's header (``qgen.table_context``), unless
 ``parser_header`` is off: dev tables are not training tables, and a parser that sees the question
