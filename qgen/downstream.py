@@ -496,7 +496,9 @@ def soup_ingredients(row: str, work: Path) -> list[str]:
     target = row[len(SOUP):]
     if not target.startswith(FINETUNE) or seeded_row(target)[1] is not None:
         raise ValueError(f"row {row}: a soup averages a fine-tuning row's seeds (soup_finetune_<row>)")
-    names = sorted(p.parent.name for p in (work / "rows").glob("*/done.json") if seeded_row(p.parent.name)[0] == target)
+    # finished = evaluated: a row's done.json is written when it has trained, its result.json after dev
+    names = sorted(p.parent.name for p in (work / "rows").glob("*/result.json")
+                   if seeded_row(p.parent.name)[0] == target)
     if len(names) < 2:
         raise ValueError(f"row {row} averages the parsers of {target} and {target}_seed<N>: run at least two of "
                          f"them first (finished: {', '.join(names) or 'none'})")

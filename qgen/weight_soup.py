@@ -32,9 +32,9 @@ def average_checkpoints(paths: Sequence[str | Path], out: str | Path) -> Path:
     payloads = [read_payload(path) for path in paths]
     first = payloads[0]
     for path, payload in zip(paths[1:], payloads[1:]):
+        shapes = {k: v.shape for k, v in payload["model"].items()}
         same = (payload["config"] == first["config"] and payload["src_vocab"] == first["src_vocab"]
-                and payload["tgt_vocab"] == first["tgt_vocab"]
-                and {k: v.shape for k, v in payload["model"].items()} == {k: v.shape for k, v in first["model"].items()})
+                and payload["tgt_vocab"] == first["tgt_vocab"] and shapes == {k: v.shape for k, v in first["model"].items()})
         if not same:
             raise ValueError(f"{path} is not the same model as {paths[0]} (configuration, vocabularies or weight "
                              "shapes differ): only fine-tunings of one model can be averaged")
