@@ -281,6 +281,7 @@ def _make_rows(items: list[tuple[int, RawExample, str | None]], writer: Question
     # With several candidates per logical form the writer judges them by round trip itself and writes the
     # first that holds (qgen.synth.generator), leaving the verdicts here; with one it is judged below.
     writer.round_trip = judge if judge is not None and writer.candidates > 1 else None
+    writer.overcopy = overcopy_filter
     writer.round_trip_verdicts = {}
     results = iter(writer.write([r for _, r in fresh], [p for p, _ in fresh]))
     outcomes: list[tuple[int, RawExample, PairRow | RejectRow, Verdict | None]] = []

@@ -25,7 +25,8 @@ audit and 58.9% of the questions chosen among the 8 best (``benchmarks/results/d
 ``round_trip`` (a ``qgen.synth.round_trip.RoundTripFilter``, set by a corpus run that filters by round
 trip): the first ``ROUND_TRIP_TRIES`` candidates that pass the audit are parsed back, all of a batch in
 one call, and the first whose round trip holds is written; when none holds, the first of them is, with
-its failing verdict. Each written question's verdict is left in ``round_trip_verdicts`` by record id.
+its failing verdict. With ``overcopy`` set too (the corpus's over-copy filter), a candidate that it
+rejects is neither parsed back nor written while another one passes it. Each written question's verdict is left in ``round_trip_verdicts`` by record id.
 So a logical form whose best question the parser misreads can still give a pair, through a later
 candidate that it reads back.
 """
@@ -127,6 +128,10 @@ class QuestionWriter:
         # A RoundTripFilter here makes the writer choose among the candidates by round trip too (see the
         # module docstring); the written questions' verdicts, by record id, are left for the caller.
         self.round_trip: Any = None
+        # The corpus's OverCopyFilter, beside ``round_trip``: a candidate that it would reject is not
+        # parsed back and not chosen while another candidate passes it (it judges the question, the logical
+        # form and the score, all known here).
+        self.overcopy: Any = None
         self.round_trip_verdicts: dict[str, Any] = {}
         self.batch_size, self.max_src_len = batch_size, max_src_len  # batch_size: at most so many LFs a batch
         # Source tokens a batch (rows x longest source, qgen.batching): what fits the device by default.
@@ -267,9 +272,10 @@ class QuestionWriter:
 
     def _round_trip_choice(self, ranked: list[list[Hypothesis]], chunk: list[tuple[int, list[str]]],
                            records: Sequence[RawExample], oovs: list[list[str]]) -> list[Hypothesis]:
-        """Per logical form, the first of its ranked candidates whose round trip holds (else the first),
-        every candidate of the batch judged in one call; the chosen ones' verdicts go to
-        ``round_trip_verdicts``."""
+        """Per logical form, the first of its ranked candidates that the over-copy filter (if set) keeps
+        and whose round trip holds; else the first that the over-copy filter keeps; else the first. Every
+        candidate of the batch that the over-copy filter keeps is judged in one call; the chosen ones'
+        verdicts go to ``round_trip_verdicts``."""
         from qgen.synth.round_trip import judge_pairs
 
         judged: list[tuple[int, int]] = []  # (row in the chunk, rank) of each candidate judged
@@ -279,12 +285,15 @@ class QuestionWriter:
             for rank, hyp in enumerate(tried):
                 if 0 < len(hyp.ids) < self.max_len:  # an unfinished question is a generation reject
                     question = " ".join(self.tgt_vocab.decode(hyp.ids, row_oovs))
+                    if self.overcopy is not None and not self.overcopy.judge(question.split(), tokens, hyp.score).keep:
+                        continue  # the corpus would reject it before its round trip
                     candidates.append(_Candidate(record.lf_type, question, tokens, [str(a) for a in record.answers]))
                     judged.append((row, rank))
         verdicts: dict[tuple[int, int], Any] = dict(zip(judged, judge_pairs(self.round_trip, candidates)))
         chosen = []
         for row, tried in enumerate(ranked):
-            rank = next((r for r in range(len(tried)) if (row, r) in verdicts and verdicts[row, r].keep), 0)
+            ranks = [r for r in range(len(tried)) if (row, r) in verdicts]  # finished, kept by the over-copy filter
+            rank = next((r for r in ranks if verdicts[row, r].keep), ranks[0] if ranks else 0)
             if (row, rank) in verdicts:
                 self.round_trip_verdicts[records[chunk[row][0]].id] = verdicts[row, rank]
             chosen.append(tried[rank])

@@ -272,3 +272,48 @@ def test_with_a_round_trip_the_first_candidate_read_back_is_written(checkpoint: 
     [unread] = writer.write([record(0, "bali")])
     assert unread.question == "what is the capital of bali ?"  # type: ignore[union-attr]
     assert not writer.round_trip_verdicts["q0"].keep
+
+
+def test_with_a_round_trip_and_the_over_copy_filter_a_candidate_it_rejects_is_passed_over(
+        checkpoint: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Given the corpus's over-copy filter too, a candidate that it rejects is not parsed back and not
+    written while another one passes it, even if the parser reads it back; a candidate that passes the
+    over-copy filter but not the round trip is preferred to one that the over-copy filter rejects."""
+    from types import SimpleNamespace
+
+    from qgen.decode import Hypothesis
+    from qgen.synth.filter import FilterThresholds, OverCopyFilter
+    from qgen.synth.round_trip import RoundTripVerdict
+
+    writer = QuestionWriter(checkpoint, beam=4, candidates=4)
+
+    def hypothesis(question: str, score: float) -> Hypothesis:
+        return Hypothesis(writer.tgt_vocab.encode(question.split()), score, score)
+
+    repeated = hypothesis("what is the capital of bali bali ?", -0.1)  # copies "bali" twice: over-copy
+    plain = hypothesis("what is the capital of bali ?", -0.2)
+    monkeypatch.setattr(generator_module, "beam_search", lambda *args, **kwargs: [[repeated, plain]
+                                                                                   for _ in args[1].oovs])
+    calls: list[list[str]] = []
+    holds: dict[str, bool] = {}
+
+    class Judge:
+        parser = SimpleNamespace(lf_types=("sparql",))
+
+        def judge(self, lf_type, questions, lfs, answers=None):
+            calls.append([" ".join(q) for q in questions])
+            return [RoundTripVerdict(holds[" ".join(q)], "exact", -1.0, "parse") for q in questions]
+
+    writer.round_trip, writer.overcopy = Judge(), OverCopyFilter(FilterThresholds())
+    holds.update({"what is the capital of bali bali ?": True, "what is the capital of bali ?": True})
+    [pair] = writer.write([record(0, "bali")])
+    assert pair.question == "what is the capital of bali ?"  # type: ignore[union-attr]
+    assert calls == [["what is the capital of bali ?"]]  # the over-copied question is never parsed
+    holds["what is the capital of bali ?"] = False
+    [pair] = writer.write([record(0, "bali")])
+    assert pair.question == "what is the capital of bali ?"  # type: ignore[union-attr]
+    assert not writer.round_trip_verdicts["q0"].keep  # written with its failing verdict
+    writer.overcopy = None  # without it the first candidate read back is written, as before
+    holds["what is the capital of bali bali ?"] = True
+    [pair] = writer.write([record(0, "bali")])
+    assert pair.question == "what is the capital of bali bali ?"  # type: ignore[union-attr]
