@@ -182,7 +182,8 @@ def _question_choice(settings: dict[str, Any], round_trip_tries: int | None = No
               f"{settings['alpha']}{'; no word right after itself' if settings.get('no_repeat') else ''})")
     candidates = settings.get("candidates", 1)
     round_trip = (f" (with the round-trip filter on: of the first {round_trip_tries} distinct ones that pass, the "
-                  "first that the parser reads back)" if round_trip_tries and candidates > 1 else "")
+                  "first that the over-copy filter keeps and the parser reads back)"
+                  if round_trip_tries and candidates > 1 else "")
     if settings.get("sampling"):
         drawn = f"{candidates} question(s) drawn from the model at temperature {settings['sampling']:g}"
         return (f"Each pair's question is, of {drawn}, the first that passes the faithfulness audit{round_trip}, "
@@ -294,7 +295,7 @@ def _round_trip_section(out: Path, manifest: dict[str, Any], seed: int, size: in
              "Each question the over-copy filter kept was parsed back by a semantic parser trained on the same "
              f"data (`{settings['parser']}`) and kept when the parser reads it as its logical form"
              + (f" (with several candidates, the writer parsed back up to {settings['tries']} distinct ones that "
-                "pass the audit and wrote the first that the parser reads back, before the over-copy filter)"
+                "pass the audit and the over-copy filter, and wrote the first that the parser reads back)"
                 if settings.get("tries") else "") + ". Rules per "
              f"logical-form type: {rules} (`exact`: a parse among the {settings['k']} best equals the logical form "
              "in canonical form; `score`: log p(logical form | question), length-normalised, is at least "

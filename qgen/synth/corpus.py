@@ -41,6 +41,7 @@ import json
 import os
 import re
 import shutil
+import threading
 import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -200,17 +201,22 @@ def synthesize(records: Iterable[RawExample], checkpoint: str | Path, out_dir: s
 
 
 _writers: dict[tuple, QuestionWriter] = {}  # per process: the last checkpoint loaded by write_shard
+# A writer holds one shard's state while it writes (its round-trip judge, over-copy filter and verdicts),
+# and a task runner may call write_shard from several threads of one process (Prefect's thread pool, a
+# Dask worker's threads): one shard at a time per process. The model's own ops use the intra-op threads.
+_writer_lock = threading.Lock()
 
 
 def write_shard(job: ShardJob) -> dict[str, Any]:
     """Write one shard's two files (see ``synthesize``'s ``map_shards``); returns its manifest entry."""
     key = (job.checkpoint, repr(sorted(job.writer_options.items())), id(job.labels) if job.labels else None)
-    writer = _writers.get(key)
-    if writer is None:
-        _writers.clear()
-        writer = _writers[key] = QuestionWriter(job.checkpoint, labels=job.labels, **job.writer_options)
-    judge = cached_filter(job.round_trip) if job.round_trip is not None else None
-    return _write_job(job, writer, OverCopyFilter(job.thresholds), judge)
+    with _writer_lock:
+        writer = _writers.get(key)
+        if writer is None:
+            _writers.clear()
+            writer = _writers[key] = QuestionWriter(job.checkpoint, labels=job.labels, **job.writer_options)
+        judge = cached_filter(job.round_trip) if job.round_trip is not None else None
+        return _write_job(job, writer, OverCopyFilter(job.thresholds), judge)
 
 
 def _round_trip_judge(options: RoundTripOptions | None, checkpoint: str | Path,

@@ -175,6 +175,39 @@ def test_the_card_says_how_the_round_trip_chose_among_the_candidates(tiny_checkp
     assert manifest["round_trip_settings"]["tries"] == 3
     card = (tmp_path / "corpus" / "README.md").read_text()
     assert ("the first that passes the faithfulness audit (with the round-trip filter on: of the first 3 distinct "
-            "ones that pass, the first that the parser reads back), else the best") in card
-    assert "the writer parsed back up to 3 distinct ones that pass the audit" in card
+            "ones that pass, the first that the over-copy filter keeps and the parser reads back), else the best") in card
+    assert "the writer parsed back up to 3 distinct ones that pass the audit and the over-copy filter" in card
     assert manifest["settings"]["round_trip_tries"] == 3  # a corpus begun with another rule does not resume
+
+
+def test_shards_written_from_threads_of_one_process_give_the_serial_corpus(
+        tiny_checkpoint: Path, parser: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A task runner may write shards from several threads of one process; they share the process's
+    writer (and its per-shard round-trip state), so ``write_shard`` writes one shard at a time there and
+    the corpus is the serial one."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import qgen.synth.corpus as corpus_module
+
+    config = SynthesisConfig(thresholds=LENIENT, candidates=2, round_trip=RoundTripOptions(
+        str(parser), {"sparql": "score"}, threshold=-1.5), **RUN)
+    serial = synthesize(records(), tiny_checkpoint, tmp_path / "serial", config, **QUIET)
+    running, most = [0], [0]
+    real_write_job = corpus_module._write_job
+
+    def counted(*args, **kwargs):
+        running[0] += 1
+        most[0] = max(most[0], running[0])
+        try:
+            return real_write_job(*args, **kwargs)
+        finally:
+            running[0] -= 1
+
+    monkeypatch.setattr(corpus_module, "_write_job", counted)
+    with ThreadPoolExecutor(3) as pool:
+        threaded = synthesize(records(), tiny_checkpoint, tmp_path / "threaded", config,
+                              map_shards=lambda write, jobs: pool.map(write, list(jobs)), **QUIET)
+    assert most[0] == 1
+    assert threaded["counts"] == serial["counts"] and threaded["round_trip"] == serial["round_trip"]
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "serial" / "pairs").drop(columns="created_at"),
+                                  pd.read_parquet(tmp_path / "threaded" / "pairs").drop(columns="created_at"))
