@@ -473,6 +473,8 @@ def downstream(
     judge_with: Optional[Path] = typer.Option(None, "--judge-with", help="A parser checkpoint that judges the "
                                               "candidates instead of the low row's parser (a second round: an "
                                               "earlier run's fine-tuned parser)."),
+    round_trip_k: int = typer.Option(1, "--round-trip-k", help="The exact rule keeps a question when its logical "
+                                     "form is among the parser's K best parses."),
 ) -> None:
     """Downstream benchmark: a parser trained on a tenth of WikiSQL or WebQSP, with and without a filtered qgen corpus."""
     from qgen.downstream import DownstreamConfig, run_downstream
@@ -484,7 +486,7 @@ def downstream(
                                parser_header=parser_header, dataset=dataset, select_on=select_on,
                                generator_candidates=generator_candidates, questions_per_lf=questions_per_lf,
                                generator_sampling=generator_sampling, curve_filter=f"low_synthetic_{curve_filter}",
-                               judge_with=str(judge_with) if judge_with else None)
+                               judge_with=str(judge_with) if judge_with else None, round_trip_k=round_trip_k)
     except ValueError as error:
         fail(str(error), 2)
     prep = prep or Path("out") / dataset

@@ -108,6 +108,9 @@ class DownstreamConfig:
     # back-translation (Hoang et al. 2018), where a better parser filters the same synthetic questions.
     # It is copied into the work folder and calibrated there on the validation split.
     judge_with: str | None = None
+    # K > 1: the exact rule keeps a question when its logical form is among the judge's K best parses
+    # (``qgen synthesize --round-trip-k K``); the scoring rules do not depend on it.
+    round_trip_k: int = 1
 
     def __post_init__(self) -> None:
         if self.dataset not in LF_TYPES:
@@ -121,6 +124,8 @@ class DownstreamConfig:
                              f"({self.generator_candidates}), got {self.questions_per_lf}")
         if self.select_on not in SELECT_ON:
             raise ValueError(f"select_on must be {' or '.join(SELECT_ON)}, got {self.select_on!r}")
+        if self.round_trip_k < 1:
+            raise ValueError(f"round_trip_k is how many best parses the exact rule reads (>= 1), got {self.round_trip_k}")
 
     @property
     def lf_type(self) -> str:
@@ -318,12 +323,13 @@ def _synthesize(work: Path, splits: Splits, generator: Path, parser: Path, cfg: 
     path = work / "synthetic.jsonl"
     if path.exists():
         candidates = [json.loads(line) for line in path.read_text().splitlines()]
-        judged = (candidates[0].get("judged_by"), candidates[0].get("judged_with")) if candidates else None
-        if candidates and judged != (JUDGED_BY, cfg.judge_with):
-            _judge(candidates, parser, cfg.lf_type, timings, cfg.judge_with)
+        first = candidates[0] if candidates else {}
+        judged = (first.get("judged_by"), first.get("judged_with"), first.get("judged_k", 1))
+        if candidates and judged != (JUDGED_BY, cfg.judge_with, cfg.round_trip_k):
+            _judge(candidates, parser, cfg.lf_type, timings, cfg.judge_with, cfg.round_trip_k)
             _write_lines(path, candidates)
             log(f"synthetic: {len(candidates)} candidates judged again (round-trip judging {JUDGED_BY}, "
-                f"parser {cfg.judge_with or 'low'})")
+                f"parser {cfg.judge_with or 'low'}, exact among its {cfg.round_trip_k} best parses)")
         return candidates
     from qgen.samplers import SamplerStats
     from qgen.synth.generator import QuestionWriter
@@ -343,7 +349,7 @@ def _synthesize(work: Path, splits: Splits, generator: Path, parser: Path, cfg: 
     pairs = [r for r in results if isinstance(r, PairRow)]
     timings["generate"] = round(time.perf_counter() - started, 1)
     candidates = candidate_pairs(pairs, writer.other_questions or {}, cfg.questions_per_lf, header_of)
-    _judge(candidates, parser, cfg.lf_type, timings, cfg.judge_with)
+    _judge(candidates, parser, cfg.lf_type, timings, cfg.judge_with, cfg.round_trip_k)
     _write_json(work / "sampler.json", {"stats": asdict(stats), "drawn_kept": len(records),
                                         "generated": len(pairs), "generation_rejects": len(results) - len(pairs)})
     _write_lines(path, candidates)
@@ -409,7 +415,8 @@ def _judge_parser(work: Path, cfg: DownstreamConfig, splits: Splits) -> Path:
     return judge
 
 
-def _judge(candidates: list[dict], parser: Path, lf_type: str, timings: dict, judge_with: str | None = None) -> None:
+def _judge(candidates: list[dict], parser: Path, lf_type: str, timings: dict, judge_with: str | None = None,
+           k: int = 1) -> None:
     """Each round-trip rule's verdict on every candidate (in place), timed per rule."""
     from qgen.synth.round_trip import RoundTripFilter
 
@@ -420,14 +427,14 @@ def _judge(candidates: list[dict], parser: Path, lf_type: str, timings: dict, ju
     lfs = [c["lf_tokens"] for c in candidates]
     for rule in ("score", "token", "exact"):
         started = time.perf_counter()
-        verdicts = RoundTripFilter(parser, rules={lf_type: rule}).judge(lf_type, questions, lfs)
+        verdicts = RoundTripFilter(parser, rules={lf_type: rule}, k=k).judge(lf_type, questions, lfs)
         timings[f"round_trip_{rule}"] = round(time.perf_counter() - started, 1)
         for c, v in zip(candidates, verdicts):
             c[f"{rule}_score"], c[f"{rule}_keep"] = v.score, v.keep
             if rule == "exact":
                 c["parse"] = v.parse
     for c in candidates:
-        c["judged_by"], c["judged_with"] = JUDGED_BY, judge_with
+        c["judged_by"], c["judged_with"], c["judged_k"] = JUDGED_BY, judge_with, k
 
 
 def _parser_question(candidate: dict, reads_header: bool) -> list[str]:
@@ -637,6 +644,8 @@ def _readme(m: dict) -> str:
              (f"The round-trip rules use the parser `{m['config']['judge_with']}` (calibrated on the validation "
               "split), not the low row's: a second round over an earlier run's candidates. "
               if m["config"].get("judge_with") else "") +
+             (f"The exact rule keeps a question when its logical form is among the parser's "
+              f"{m['config']['round_trip_k']} best parses. " if m["config"].get("round_trip_k", 1) > 1 else "") +
              f"`low_synthetic_round_trip` is the row of the default round-trip rule for {LF_TYPES[dataset].upper()} "
              f"(`{m['round_trip_default_rule']}`). Each parser trains for up to {m['config']['parser_epochs']} epochs "
              f"or {m['config']['max_seconds']} s, whichever ends first (epochs run below), and is selected on "
@@ -680,7 +689,8 @@ def _command(cfg: DownstreamConfig) -> str:
     names = {"low_fraction": "--low-fraction", "synthetic": "--synthetic", "parser_epochs": "--parser-epochs",
              "generator_epochs": "--generator-epochs", "hidden": "--hidden", "max_seconds": "--max-seconds",
              "seed": "--seed", "generator_candidates": "--generator-candidates",
-             "questions_per_lf": "--questions-per-lf", "generator_sampling": "--generator-sampling"}
+             "questions_per_lf": "--questions-per-lf", "generator_sampling": "--generator-sampling",
+             "round_trip_k": "--round-trip-k"}
     for field_name, option in names.items():
         value = getattr(cfg, field_name)
         if value != getattr(defaults, field_name) and value is not None:  # None: no budget, the option unset

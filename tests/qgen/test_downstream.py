@@ -147,6 +147,22 @@ def test_downstream_rows_report_and_settings(tmp_path: Path) -> None:
     assert "round_trip" not in torch.load(judge, weights_only=True)  # the earlier run's checkpoint is untouched
     assert f"--judge-with {judge}" in again["command"]
     assert "a second round" in (tmp_path / "results2" / "downstream" / "wikisql" / "README.md").read_text()
+    # the exact rule among the judge's K best parses: the candidates are judged again, and what the
+    # top parse keeps, the K best keep too
+    third = tmp_path / "third"
+    (third / "rows").mkdir(parents=True)
+    shutil.copytree(work / "generator", third / "generator")
+    shutil.copytree(work / "rows" / "low", third / "rows" / "low")
+    (third / "synthetic.jsonl").write_text((second / "synthetic.jsonl").read_text())
+    among_three = run_downstream(tmp_path / "prep", third, tmp_path / "results3", replace(round_two, round_trip_k=3),
+                                 FIXTURES, rows=["low_synthetic_round_trip_score"], log=lambda line: None)
+    rejudged = [json.loads(line) for line in (third / "synthetic.jsonl").read_text().splitlines()]
+    assert {c["judged_k"] for c in rejudged} == {3} and {c.get("judged_k", 1) for c in judged} == {1}
+    assert all(c3["exact_keep"] for c1, c3 in zip(judged, rejudged) if c1["exact_keep"])
+    assert "--round-trip-k 3" in among_three["command"]
+    assert "among the parser's 3 best parses" in (tmp_path / "results3" / "downstream" / "wikisql" / "README.md").read_text()
+    with pytest.raises(ValueError, match="round_trip_k"):
+        replace(TINY, round_trip_k=0)
     for bad, message in [(tmp_path / "none.pt", "no parser checkpoint"),
                          (work / "generator" / "best.pt", "is not a parser")]:
         with pytest.raises(ValueError, match=message):
