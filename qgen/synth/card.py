@@ -181,8 +181,8 @@ def _question_choice(settings: dict[str, Any], round_trip_tries: int | None = No
     search = (f"a beam search of width {settings['beam']} (length-normalised log-probability, alpha "
               f"{settings['alpha']}{'; no word right after itself' if settings.get('no_repeat') else ''})")
     candidates = settings.get("candidates", 1)
-    round_trip = (f" (with the round-trip filter on: of the first {round_trip_tries} distinct ones that pass, the "
-                  "first that the over-copy filter keeps and the parser reads back)"
+    round_trip = (f" (with the round-trip filter on: of the first {round_trip_tries} distinct ones that pass and that "
+                  "the over-copy filter keeps, the first that the parser reads back)"
                   if round_trip_tries and candidates > 1 else "")
     if settings.get("sampling"):
         drawn = f"{candidates} question(s) drawn from the model at temperature {settings['sampling']:g}"

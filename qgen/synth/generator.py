@@ -26,7 +26,7 @@ audit and 58.9% of the questions chosen among the 8 best (``benchmarks/results/d
 trip): the first ``ROUND_TRIP_TRIES`` candidates that pass the audit are parsed back, all of a batch in
 one call, and the first whose round trip holds is written; when none holds, the first of them is, with
 its failing verdict. With ``overcopy`` set too (the corpus's over-copy filter), a candidate that it
-rejects is neither parsed back nor written while another one passes it. Each written question's
+rejects is neither parsed back (so it uses up no try) nor written while another one passes it. Each written question's
 verdict is left in ``round_trip_verdicts`` by record id. So a logical form whose best question the
 parser misreads can still give a pair, through a later candidate that it reads back.
 """
@@ -257,18 +257,28 @@ class QuestionWriter:
         tries = ROUND_TRIP_TRIES if self.round_trip is not None else 1
         if self.other_questions is None and tries == 1:
             return tried  # the audit of the later candidates is not needed
+        # A try is a parse: a candidate that the over-copy filter rejects is never parsed back
+        # (_round_trip_choice), so it does not use one up. The first candidate stays in any case, as the
+        # one written when none holds.
+        parsed = int(self._overcopy_keeps(finished[chosen], questions[chosen], tokens))
         others: dict[str, float] = {}  # distinct questions, best first, each with its own score
         for i in passed:
-            if len(tried) < tries and questions[i] not in seen:  # a distinct question: one more try
-                tried.append(finished[i])
+            if parsed < tries and questions[i] not in seen:  # a distinct question: one more try
                 seen.add(questions[i])
+                if self._overcopy_keeps(finished[i], questions[i], tokens):
+                    tried.append(finished[i])
+                    parsed += 1
             if self.other_questions is not None and questions[i] != questions[chosen]:
                 others.setdefault(questions[i], finished[i].score)
-            elif self.other_questions is None and len(tried) == tries:
+            elif self.other_questions is None and parsed == tries:
                 break
         if self.other_questions is not None:
             self.other_questions[record.id] = list(others.items())
         return tried
+
+    def _overcopy_keeps(self, hyp: Hypothesis, question: str, tokens: list[str]) -> bool:
+        """Whether the corpus's over-copy filter (when set) keeps this question."""
+        return self.overcopy is None or self.overcopy.judge(question.split(), tokens, hyp.score).keep
 
     def _round_trip_choice(self, ranked: list[list[Hypothesis]], chunk: list[tuple[int, list[str]]],
                            records: Sequence[RawExample], oovs: list[list[str]]) -> list[Hypothesis]:
@@ -285,7 +295,7 @@ class QuestionWriter:
             for rank, hyp in enumerate(tried):
                 if 0 < len(hyp.ids) < self.max_len:  # an unfinished question is a generation reject
                     question = " ".join(self.tgt_vocab.decode(hyp.ids, row_oovs))
-                    if self.overcopy is not None and not self.overcopy.judge(question.split(), tokens, hyp.score).keep:
+                    if not self._overcopy_keeps(hyp, question, tokens):
                         continue  # the corpus would reject it before its round trip
                     candidates.append(_Candidate(record.lf_type, question, tokens, [str(a) for a in record.answers]))
                     judged.append((row, rank))

@@ -317,3 +317,40 @@ def test_with_a_round_trip_and_the_over_copy_filter_a_candidate_it_rejects_is_pa
     holds["what is the capital of bali bali ?"] = True
     [pair] = writer.write([record(0, "bali")])
     assert pair.question == "what is the capital of bali bali ?"  # type: ignore[union-attr]
+
+
+def test_an_over_copied_candidate_does_not_use_up_a_round_trip_try(
+        checkpoint: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The round trip parses back up to ROUND_TRIP_TRIES candidates; one that the over-copy filter
+    rejects is never parsed, so it does not count: the candidates after it are still tried."""
+    from types import SimpleNamespace
+
+    from qgen.decode import Hypothesis
+    from qgen.synth.filter import FilterThresholds, OverCopyFilter
+    from qgen.synth.generator import ROUND_TRIP_TRIES
+    from qgen.synth.round_trip import RoundTripVerdict
+
+    writer = QuestionWriter(checkpoint, beam=8, candidates=8)
+    plain = ["what is the capital of bali ?", "who is the capital of bali ?", "what is capital of bali ?",
+             "what the capital of bali ?"]  # words of the toy vocabulary
+    assert len(plain) == ROUND_TRIP_TRIES + 1
+    questions = ["what is the capital of bali bali ?", "the capital of bali bali is what ?"] + plain
+    hypotheses = [Hypothesis(writer.tgt_vocab.encode(q.split()), -0.1 * (n + 1), -0.1 * (n + 1))
+                  for n, q in enumerate(questions)]
+    monkeypatch.setattr(generator_module, "beam_search", lambda *args, **kwargs: [list(hypotheses)
+                                                                                   for _ in args[1].oovs])
+    calls: list[list[str]] = []
+
+    class Judge:
+        parser = SimpleNamespace(lf_types=("sparql",))
+
+        def judge(self, lf_type, questions, lfs, answers=None):
+            calls.append([" ".join(q) for q in questions])
+            return [RoundTripVerdict(" ".join(q) == plain[ROUND_TRIP_TRIES - 1], "exact", -1.0, "parse")
+                    for q in questions]
+
+    writer.round_trip, writer.overcopy = Judge(), OverCopyFilter(FilterThresholds())
+    [pair] = writer.write([record(0, "bali")])
+    assert calls == [plain[:ROUND_TRIP_TRIES]]  # the two over-copied ones were skipped, not counted
+    assert pair.question == plain[ROUND_TRIP_TRIES - 1]  # type: ignore[union-attr]
+    assert writer.round_trip_verdicts["q0"].keep

@@ -175,7 +175,7 @@ def test_the_card_says_how_the_round_trip_chose_among_the_candidates(tiny_checkp
     assert manifest["round_trip_settings"]["tries"] == 3
     card = (tmp_path / "corpus" / "README.md").read_text()
     assert ("the first that passes the faithfulness audit (with the round-trip filter on: of the first 3 distinct "
-            "ones that pass, the first that the over-copy filter keeps and the parser reads back), else the best") in card
+            "ones that pass and that the over-copy filter keeps, the first that the parser reads back), else the best") in card
     assert "the writer parsed back up to 3 distinct ones that pass the audit and the over-copy filter" in card
     assert manifest["settings"]["round_trip_tries"] == 3  # a corpus begun with another rule does not resume
 
