@@ -11,7 +11,8 @@ per WebQSP epoch. The timed steps run back to back and the device is synchronise
 once after them, as in training. Then the time to decode the 1,639 WebQSP test questions with beam
 4 (with a trained checkpoint when given: an untrained model rarely stops early, so its decoding time
 is an upper bound). Prints the figures and writes benchmarks/results/throughput-<device>.json (its
-``synthesis`` entry, written by synth_bench.py, is kept).
+``synthesis`` entry, written by synth_bench.py, is kept, and so are the models of an earlier run on the
+same device that this run did not time, each with the commit and command that timed it under ``timed_by``).
 """
 from __future__ import annotations
 
@@ -83,8 +84,20 @@ def main() -> None:
     print("decode:", results["decode"])
     if "synthesis" in previous:
         results["synthesis"] = previous["synthesis"]
+    results["models"].update(untimed_models(previous, results))
     out.write_text(json.dumps(results, indent=2) + "\n")
     print(f"wrote {out}")
+
+
+def untimed_models(previous: dict, results: dict) -> dict:
+    """The models of an earlier run on the same device that this run did not time, each tagged with
+    the commit and command that timed it (a run with --models a,b would otherwise drop the others)."""
+    same_device = all(previous.get(key) == results.get(key) for key in ("device", "gpu", "machine"))
+    if not same_device:
+        return {}
+    origin = {"commit": previous.get("commit"), "command": previous.get("command")}
+    return {name: {"timed_by": origin, **figures} for name, figures in previous.get("models", {}).items()
+            if name not in results["models"]}
 
 
 def time_training(name: str, batch_size: int, steps: int, prep: Path, device: torch.device,
