@@ -30,6 +30,7 @@ from qgen.version import code_version
 
 
 OPTIMIZERS = ("adam", "sgd")
+LOSS_REDUCTIONS = ("token", "sentence")
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,10 @@ class TrainConfig:
     init_from: str | None = None  # a checkpoint to fine-tune (adaptation): its model, its vocabularies extended
     lr_decay: float = 1.0  # epoch e trains at learning_rate * lr_decay ** (e - 1) (seed 003: 0.5, halved every epoch)
     optimizer: str = "adam"  # adam | sgd (plain mini-batch SGD: seed 004 at learning rate 0.1)
+    # What a batch's summed loss is divided by before the update: its target tokens ("token", the mean
+    # per token) or its sentences ("sentence": each sentence's summed NLL, averaged over the batch, as
+    # Torch7-era recipes such as seed 004's train; with SGD the step then grows with sentence length).
+    loss_per: str = "token"
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.teacher_forcing <= 1.0:
@@ -60,6 +65,8 @@ class TrainConfig:
             raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
         if not 0.0 < self.lr_decay <= 1.0:
             raise ValueError(f"lr_decay must be in (0, 1], got {self.lr_decay}")
+        if self.loss_per not in LOSS_REDUCTIONS:
+            raise ValueError(f"loss_per must be one of {LOSS_REDUCTIONS}, got {self.loss_per!r}")
         if self.teacher_forcing_per not in ("step", "sequence"):
             raise ValueError(f"teacher_forcing_per must be 'step' or 'sequence', got {self.teacher_forcing_per!r}")
         if self.teacher_forcing in (0.0, 1.0):  # the coin always falls the same way: the grain is moot,
@@ -357,9 +364,16 @@ def training_step(model: QuestionGenerator, optimizer: torch.optim.Optimizer, ba
         loss, count = model(batch, teacher_forcing=cfg.teacher_forcing, generator=forcing,
                             per_sequence=cfg.teacher_forcing_per == "sequence")
     optimizer.zero_grad(set_to_none=True)
-    (loss / (count if divisor is None else divisor)).backward()
+    if divisor is None:
+        divisor = _loss_divisor(cfg, count, batch)
+    (loss / divisor).backward()
     norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm)
     return loss.detach(), count, _update(optimizer, norm)
+
+
+def _loss_divisor(cfg: TrainConfig, target_tokens: int, batch: Batch) -> int:
+    """The batch's target tokens, or its sentences with ``loss_per="sentence"`` (TrainConfig)."""
+    return len(batch) if cfg.loss_per == "sentence" else target_tokens
 
 
 def switching_step(model: QuestionGenerator, optimizer: torch.optim.Optimizer, batch: Batch, pairs: Sequence[Pair],
@@ -373,7 +387,7 @@ def switching_step(model: QuestionGenerator, optimizer: torch.optim.Optimizer, b
     with autocast:
         loss, count = model(batch, teacher_forcing=1.0, predictions=predictions)
     optimizer.zero_grad(set_to_none=True)
-    (loss / count).backward()
+    (loss / _loss_divisor(cfg, count, batch)).backward()
     taken = _update(optimizer, torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm))
     guessed = [tgt_vocab.decode(ids) for ids in torch.stack(predictions, dim=1).tolist()]
     # the reverse pair: <s> argmax text </s> -> the MR's characters (the source without <s> and </s>)
@@ -384,7 +398,7 @@ def switching_step(model: QuestionGenerator, optimizer: torch.optim.Optimizer, b
             back, back_count = model(_batch(reverse, src_vocab, tgt_vocab, model.cfg.copy, cfg).to(batch.src.device),
                                      teacher_forcing=1.0)
         optimizer.zero_grad(set_to_none=True)
-        (back / back_count).backward()
+        (back / _loss_divisor(cfg, back_count, batch)).backward()
         _update(optimizer, torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm))
     finally:
         model.encoder.reverse = False

@@ -93,6 +93,7 @@ def test_it_applies_to_the_skeleton_rows_on_a_gpu_only(monkeypatch: pytest.Monke
     assert applies(_model("scratchpad"), TrainConfig(), cuda) is None
     assert applies(_model("scratchpad"), TrainConfig(), torch.device("cpu")) == "not a CUDA device"
     assert "constant learning rate" in applies(_model("copynet"), TrainConfig(lr_decay=0.5), cuda)
+    assert "per target token" in applies(_model("copynet"), TrainConfig(loss_per="sentence"), cuda)
     parts = PartsConfig(src_vocab_size=20, tgt_vocab_size=20, encoder="caencoder", decoder="cgru", **TINY)
     assert "other parts" in applies(build_model(parts), TrainConfig(), cuda)
 
@@ -217,3 +218,24 @@ def test_the_encoder_trains_length_agnostic_on_a_cpu_unless_told(monkeypatch: py
     encoder.length_agnostic = False
     encoder(src, lengths)
     assert packed_calls == [1, 1]
+
+
+def test_the_loss_per_sentence_scales_the_update_by_tokens_over_sentences() -> None:
+    """loss_per="sentence" divides the summed NLL by the batch's sentences, not its target tokens: with
+    plain SGD and no clipping the update is the per-token one times tokens / sentences."""
+    steps = {}
+    for loss_per in ("token", "sentence"):
+        cfg = TrainConfig(batch_size=3, teacher_forcing=1.0, optimizer="sgd", learning_rate=0.1, clip_norm=1e9,
+                          loss_per=loss_per)
+        model = _model("copynet")
+        before = [p.detach().clone() for p in model.parameters()]
+        batch = make_batch(SRC, TGT, SRC_VOCAB, TGT_VOCAB, model.cfg.copy)
+        _, count, _ = training_step(model, make_optimizer(model, cfg, torch.device("cpu")), batch, cfg, None,
+                                    torch.autocast("cpu", enabled=False))
+        steps[loss_per] = [p.detach() - b for p, b in zip(model.parameters(), before)]
+    ratio = count / len(SRC)  # 15 target tokens (with </s>) over 3 sentences
+    assert ratio > 1
+    for token_step, sentence_step in zip(steps["token"], steps["sentence"]):
+        assert torch.allclose(sentence_step, token_step * ratio, atol=1e-6, rtol=1e-4)
+    with pytest.raises(ValueError, match="loss_per"):
+        TrainConfig(loss_per="batch")
