@@ -124,7 +124,7 @@ def downstream_flow(dataset: str = "wikisql", rows: Optional[list[str]] = None, 
                     generator_epochs: int = 25, hidden: int = 256, embedding: int = 128,
                     max_seconds: Optional[float] = 1500.0, seed: int = 1, select_on: str = "loss",
                     generator_candidates: int = 1, questions_per_lf: int = 1, curve_filter: str = "low_synthetic_both",
-                    generator_sampling: float = 0.0, judge_with: Optional[str] = None, round_trip_k: int = 1,
+                    generator_sampling: float = 0.0, judge_with: Optional[str] = None, round_trip_k: int = 4,
                     data_dir: Optional[str] = None, work_dir: str = "out/downstream",
                     results: str = "benchmarks/results") -> list[dict[str, Any]]:
     """The downstream benchmark (``qgen downstream``): a parser trained on ``low_fraction`` of ``dataset``'s

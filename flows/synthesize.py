@@ -90,7 +90,7 @@ def synthesize_flow(checkpoint: str = "default", out: str = "qgen-out/corpus", f
                     data_dir: Optional[str] = None, dask_address: Optional[str] = None,
                     dask_workers: int = 0, in_flight: int = 32, no_repeat: bool = False,
                     parser: Optional[str] = None, round_trip: bool = True,
-                    round_trip_rules: Optional[dict[str, str]] = None, round_trip_k: int = 1,
+                    round_trip_rules: Optional[dict[str, str]] = None, round_trip_k: int = 4,
                     round_trip_threshold: Optional[float] = None,
                     dedup_against: Optional[list[str]] = None,
                     candidates: Optional[int] = None, sampling: float = 0.0) -> dict[str, Any]:

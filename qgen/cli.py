@@ -473,8 +473,8 @@ def downstream(
     judge_with: Optional[Path] = typer.Option(None, "--judge-with", help="A parser checkpoint that judges the "
                                               "candidates instead of the low row's parser (a second round: an "
                                               "earlier run's fine-tuned parser)."),
-    round_trip_k: int = typer.Option(1, "--round-trip-k", help="The exact rule keeps a question when its logical "
-                                     "form is among the parser's K best parses."),
+    round_trip_k: int = typer.Option(4, "--round-trip-k", help="The exact rule keeps a question when its logical "
+                                     "form is among the parser's K best parses (default 4: its whole beam)."),
 ) -> None:
     """Downstream benchmark: a parser trained on a tenth of WikiSQL or WebQSP, with and without a filtered qgen corpus."""
     from qgen.downstream import DownstreamConfig, run_downstream
@@ -531,7 +531,8 @@ def synthesize(
                                                                              "--from-tables: a parse that runs to "
                                                                              "the same answers counts); default "
                                                                              "sparql=token, sql=answers."),
-    round_trip_k: int = typer.Option(1, "--round-trip-k", help="Rule exact: a match among the K best parses."),
+    round_trip_k: int = typer.Option(4, "--round-trip-k", help="Rules exact and answers: a match among the "
+                                     "parser's K best parses (default 4: its whole beam; 1: the best alone)."),
     device: str = typer.Option("auto", "--device", help=option_help.DEVICE),
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=1,
                                              help="Source tokens per generation batch (logical forms x longest "

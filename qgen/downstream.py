@@ -108,9 +108,10 @@ class DownstreamConfig:
     # back-translation (Hoang et al. 2018), where a better parser filters the same synthetic questions.
     # It is copied into the work folder and calibrated there on the validation split.
     judge_with: str | None = None
-    # K > 1: the exact rule keeps a question when its logical form is among the judge's K best parses
-    # (``qgen synthesize --round-trip-k K``); the scoring rules do not depend on it.
-    round_trip_k: int = 1
+    # The exact rule keeps a question when its logical form is among the judge's K best parses (as
+    # ``qgen synthesize --round-trip-k K``; the default of both: qgen.synth.round_trip.DEFAULT_ROUND_TRIP_K,
+    # 1 before); the scoring rules do not depend on it.
+    round_trip_k: int = 4
 
     def __post_init__(self) -> None:
         if self.dataset not in LF_TYPES:
@@ -415,8 +416,8 @@ def _judge_parser(work: Path, cfg: DownstreamConfig, splits: Splits) -> Path:
     return judge
 
 
-def _judge(candidates: list[dict], parser: Path, lf_type: str, timings: dict, judge_with: str | None = None,
-           k: int = 1) -> None:
+def _judge(candidates: list[dict], parser: Path, lf_type: str, timings: dict, judge_with: str | None,
+           k: int) -> None:
     """Each round-trip rule's verdict on every candidate (in place), timed per rule."""
     from qgen.synth.round_trip import RoundTripFilter
 
@@ -645,7 +646,8 @@ def _readme(m: dict) -> str:
               "split), not the low row's: a second round over an earlier run's candidates. "
               if m["config"].get("judge_with") else "") +
              (f"The exact rule keeps a question when its logical form is among the parser's "
-              f"{m['config']['round_trip_k']} best parses. " if m["config"].get("round_trip_k", 1) > 1 else "") +
+              f"{m['config'].get('round_trip_k', 1)} best parses. " if m["config"].get("round_trip_k", 1) > 1 else
+              "The exact rule keeps a question when the judge's best parse is its logical form. ") +
              f"`low_synthetic_round_trip` is the row of the default round-trip rule for {LF_TYPES[dataset].upper()} "
              f"(`{m['round_trip_default_rule']}`). Each parser trains for up to {m['config']['parser_epochs']} epochs "
              f"or {m['config']['max_seconds']} s, whichever ends first (epochs run below), and is selected on "

@@ -136,7 +136,7 @@ def test_downstream_rows_report_and_settings(tmp_path: Path) -> None:
                    "lf_tokens": ["select", "player", "from", "table", "where", "no", ".", "=", "'", str(n), "'"],
                    "overcopy_keep": True, "judged_by": 1} for n in (7, 23, 42)]
     (second / "synthetic.jsonl").write_text("".join(json.dumps(c) + "\n" for c in candidates))
-    round_two = replace(TINY, judge_with=str(judge))
+    round_two = replace(TINY, judge_with=str(judge), round_trip_k=1)  # the best parse alone
     again = run_downstream(tmp_path / "prep", second, tmp_path / "results2", round_two, FIXTURES,
                            rows=["low_synthetic_round_trip_score"], log=lambda line: None)
     judged = [json.loads(line) for line in (second / "synthetic.jsonl").read_text().splitlines()]

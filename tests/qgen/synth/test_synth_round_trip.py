@@ -63,7 +63,7 @@ def test_exact_rule_needs_a_canonical_match_among_the_k_best(parser_checkpoint: 
     def fake_parse(questions, beam=4, k=1):
         return [ranked[q[0] if q else ""][:k] for q in questions]
 
-    judge = RoundTripFilter(parser_checkpoint, rules={"sparql": "exact"})
+    judge = RoundTripFilter(parser_checkpoint, rules={"sparql": "exact"}, k=1)
     monkeypatch.setattr(judge.parser, "parse", fake_parse)
     verdicts = judge.judge("sparql", [["a"], ["b"], ["c"], []], [lf] * 4)
     assert [v.keep for v in verdicts] == [True, False, False, False]
@@ -169,3 +169,25 @@ def test_token_rule_judges_the_least_probable_token(parser_checkpoint: Path) -> 
     verdicts = judge.judge("sparql", QUESTIONS, LFS)
     assert [v.rule for v in verdicts] == ["token"] * len(QUESTIONS)
     assert [v.keep for v in verdicts] == [low >= judge.thresholds["token"] for low in lowest]
+
+
+def test_every_entry_point_reads_the_same_number_of_parses_by_default() -> None:
+    """--round-trip-k's default is one number, DEFAULT_ROUND_TRIP_K, for the CLI, the flows, the
+    downstream benchmark and the filter itself."""
+    import inspect
+
+    from flows.benchmark import downstream_flow
+    from flows.synthesize import synthesize_flow
+    from qgen import cli
+    from qgen.downstream import DownstreamConfig
+    from qgen.synth.round_trip import DEFAULT_ROUND_TRIP_K, RoundTripFilter, RoundTripOptions
+
+    def default(function, name: str = "round_trip_k"):
+        value = inspect.signature(getattr(function, "fn", function)).parameters[name].default
+        return getattr(value, "default", value)  # a typer option carries its default
+
+    assert DEFAULT_ROUND_TRIP_K == 4
+    assert default(cli.synthesize) == default(cli.downstream) == DEFAULT_ROUND_TRIP_K
+    assert default(synthesize_flow) == default(downstream_flow) == DEFAULT_ROUND_TRIP_K
+    assert DownstreamConfig().round_trip_k == RoundTripOptions("p").k == DEFAULT_ROUND_TRIP_K
+    assert default(RoundTripFilter.__init__, "k") == DEFAULT_ROUND_TRIP_K
