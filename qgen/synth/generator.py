@@ -26,8 +26,8 @@ audit and 58.9% of the questions chosen among the 8 best (``benchmarks/results/d
 trip): the first ``ROUND_TRIP_TRIES`` candidates that pass the audit are parsed back, all of a batch in
 one call, and the first whose round trip holds is written; when none holds, the first of them is, with
 its failing verdict. With ``overcopy`` set too (the corpus's over-copy filter), a candidate that it
-rejects is neither parsed back (so it uses up no try) nor written while another one passes it. Each written question's
-verdict is left in ``round_trip_verdicts`` by record id. So a logical form whose best question the
+rejects is neither parsed back (so it uses up no try) nor written while another one passes it. Each
+written question's verdict is left in ``round_trip_verdicts`` by record id. So a logical form whose best question the
 parser misreads can still give a pair, through a later candidate that it reads back.
 """
 from __future__ import annotations
