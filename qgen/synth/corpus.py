@@ -361,6 +361,21 @@ def _count_stages(rejects: list[RejectRow]) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
+def _changed_settings(before: dict[str, Any], now: dict[str, Any], prefix: str = "") -> list[str]:
+    """The settings that differ, nested ones by their path (``round_trip.k: 1 -> 4``)."""
+    changed = []
+    for key in sorted(before.keys() | now.keys()):
+        old, new = before.get(key), now.get(key)
+        if old == new:
+            continue
+        if isinstance(old, dict) and isinstance(new, dict):
+            changed += _changed_settings(old, new, f"{prefix}{key}.")
+        else:
+            changed.append(f"{prefix}{key}: {old!r} -> {new!r}" if not isinstance(old, (dict, list))
+                           and not isinstance(new, (dict, list)) else f"{prefix}{key}")
+    return changed
+
+
 def _open_manifest(out: Path, settings: dict[str, Any], log: Callable[[str], None]) -> dict[str, Any]:
     """The manifest of a run to resume (same settings), or a new one written before any shard
     (replacing a dead run's with other settings; the caller holds the folder's lock)."""
@@ -370,8 +385,7 @@ def _open_manifest(out: Path, settings: dict[str, Any], log: Callable[[str], Non
         if manifest.get("format") != FORMAT:
             raise CorpusError(f"{path} is not a qgen synthetic-corpus manifest")
         if manifest["settings"] != settings:
-            changed = sorted(k for k in settings.keys() | manifest["settings"].keys()
-                             if settings.get(k) != manifest["settings"].get(k))
+            changed = _changed_settings(manifest["settings"], settings)
             if manifest.get("status") != "running":
                 raise CorpusError(f"{out} was written with other settings ({', '.join(changed)}); "
                                   "use another out_dir or the same settings to resume")

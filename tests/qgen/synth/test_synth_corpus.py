@@ -233,7 +233,7 @@ def test_a_finished_run_is_a_no_op_and_other_settings_or_input_are_refused(setup
     log: list[str] = []
     synthesize(inputs, setup["checkpoint"], out, CONFIG, log=log.append)
     assert not [line for line in log if line.startswith("shard ")]
-    with pytest.raises(CorpusError, match="other settings .*beam"):
+    with pytest.raises(CorpusError, match=r"other settings \(beam: 4 -> 2, "):  # what changed, and how
         synthesize(inputs, setup["checkpoint"], out, replace(CONFIG, beam=2), log=lambda _: None)
     with pytest.raises(CorpusError, match="other settings .*no_repeat"):
         synthesize(inputs, setup["checkpoint"], out, replace(CONFIG, no_repeat=True), log=lambda _: None)
@@ -282,3 +282,11 @@ def test_sampled_candidates_are_recorded_and_each_shard_draws_the_same_again(set
     assert SynthesisConfig(sampling=0.7, candidates=8).writer_options()["sampling"] == 0.7  # more draws than the beam
     with pytest.raises(ValueError, match="temperature"):
         SynthesisConfig(sampling=-1.0)
+
+
+def test_a_refused_resume_names_a_nested_setting_by_its_path() -> None:
+    from qgen.synth.corpus import _changed_settings
+
+    before = {"beam": 4, "round_trip": {"k": 1, "rules": {"sql": "answers"}}, "filter": [1, 2]}
+    now = {"beam": 4, "round_trip": {"k": 4, "rules": {"sql": "answers"}}, "filter": [1, 3], "seed": 2}
+    assert _changed_settings(before, now) == ["filter", "round_trip.k: 1 -> 4", "seed: None -> 2"]
