@@ -98,7 +98,7 @@ def test_a_dead_runs_manifest_is_reused_and_a_complete_one_kept(qgen: Qgen, tiny
     out = tmp_path / "corpus"
     assert qgen(*synthesize_args(tiny_checkpoint, out, lfs, beam=2))[0] == 0
     code, _, err = qgen(*synthesize_args(tiny_checkpoint, out, lfs, beam=3))  # a finished corpus stays
-    assert code == 1 and "other settings (beam, candidates)" in one_error_line(err)  # the beam sets the candidates too
+    assert code == 1 and "other settings (beam: 2 -> 3, candidates: 2 -> 3)" in one_error_line(err)  # the beam sets the candidates too
     manifest = json.loads((out / "manifest.json").read_text())
     manifest["status"] = "running"  # as a killed run leaves it (its lock went with it)
     (out / "manifest.json").write_text(json.dumps(manifest))
