@@ -61,7 +61,7 @@ def applies(model: torch.nn.Module, cfg: Any, device: torch.device) -> str | Non
         return "the model is made of other parts or trains extra loss terms"
     if cfg.optimizer != "adam" or cfg.lr_decay != 1.0:
         return "only Adam at a constant learning rate is captured"
-    if getattr(cfg, "loss_per", "token") != "token":
+    if cfg.loss_per != "token":
         return "only the loss per target token is captured"
     return None
 
