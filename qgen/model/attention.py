@@ -17,6 +17,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from qgen.model.factored_memory import FactoredMemory
+
+Memory = torch.Tensor | FactoredMemory  # the explicit states, or their factored form when decoding on a CPU
+
 
 def masked_softmax(scores: torch.Tensor, mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     """scores (batch, src_len) -> weights summing to 1 over unmasked positions (all zero for a row with none)."""
@@ -30,19 +34,22 @@ class GeneralAttention(nn.Module):
         self.project = nn.Linear(query_dim, key_dim, bias=False)
         self.coverage = nn.Linear(coverage_dim, 1, bias=False) if coverage_dim else None
 
-    def forward(self, query: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor,
+    def forward(self, query: torch.Tensor, keys: Memory, mask: torch.Tensor,
                 coverage: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """query (batch, q), keys (batch, src_len, k), mask (batch, src_len) bool.
 
         Returns weights (batch, src_len) summing to 1 over unmasked positions (all zero for a row
         with none) and the context (batch, k).
         """
-        scores = torch.bmm(keys, self.project(query).unsqueeze(2)).squeeze(2)  # (batch, src_len)
+        projected = self.project(query)  # (batch, k)
+        if isinstance(keys, FactoredMemory):
+            scores = keys.scores(projected)
+        else:
+            scores = torch.bmm(keys, projected.unsqueeze(2)).squeeze(2)  # (batch, src_len)
         if self.coverage is not None and coverage is not None:
             scores = scores + self.coverage(coverage).squeeze(-1)  # (batch, src_len)
-        weights = masked_softmax(scores, mask, keys.dtype)  # (batch, src_len)
-        context = torch.bmm(weights.unsqueeze(1), keys).squeeze(1)  # (batch, k)
-        return weights, context
+        weights = masked_softmax(scores, mask, dtype_of(keys))  # (batch, src_len)
+        return weights, context_of(weights, keys)  # context (batch, k)
 
 
 class MLPAttention(nn.Module):
@@ -59,7 +66,7 @@ class MLPAttention(nn.Module):
         """memory (batch, src_len, k) -> keys W_h h (batch, src_len, attention_dim), kept in the decoder state."""
         return self.key(memory)
 
-    def forward(self, query: torch.Tensor, memory: torch.Tensor, mask: torch.Tensor,
+    def forward(self, query: torch.Tensor, memory: Memory, mask: torch.Tensor,
                 coverage: torch.Tensor | None = None,
                 keys: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """query (batch, q), memory (batch, src_len, k), mask (batch, src_len) bool, coverage
@@ -67,11 +74,24 @@ class MLPAttention(nn.Module):
 
         Returns weights (batch, src_len) and the context (batch, k), as ``GeneralAttention``.
         """
-        keys = self.project(memory) if keys is None else keys  # (batch, src_len, a)
+        if keys is None:
+            if isinstance(memory, FactoredMemory):
+                raise ValueError("a factored memory needs its keys kept in the decoder state")
+            keys = self.project(memory)  # (batch, src_len, a)
         hidden = keys + self.query(query).unsqueeze(1)  # (batch, src_len, a)
         if self.coverage is not None and coverage is not None:
             hidden = hidden + self.coverage(coverage)  # Eq. 16: coverage inside the score
         scores = self.score(torch.tanh(hidden)).squeeze(-1)  # (batch, src_len)
-        weights = masked_softmax(scores, mask, memory.dtype)  # (batch, src_len)
-        context = torch.bmm(weights.unsqueeze(1), memory).squeeze(1)  # (batch, k)
-        return weights, context
+        weights = masked_softmax(scores, mask, dtype_of(memory))  # (batch, src_len)
+        return weights, context_of(weights, memory)  # context (batch, k)
+
+
+def dtype_of(memory: Memory) -> torch.dtype:
+    return memory.base.dtype if isinstance(memory, FactoredMemory) else memory.dtype
+
+
+def context_of(weights: torch.Tensor, memory: Memory) -> torch.Tensor:
+    """weights (batch, src_len) -> sum_i weights_i memory_i (batch, k)."""
+    if isinstance(memory, FactoredMemory):
+        return memory.context(weights)
+    return torch.bmm(weights.unsqueeze(1), memory).squeeze(1)

@@ -18,6 +18,9 @@ attention, p_gen, coverage and the scratchpad write (the "s_t" of Eq. 5-16).
 The MLP scores, the write gate (MLP or linear) and coverage keep their projections of the memory in
 the state ("keys_*", (batch, src_len, A)); the scratchpad write updates them with its own gate
 (memory.write), so a step never projects the whole memory again.
+Decoding on a CPU, the scratchpad's memory is kept in factored form (qgen/model/factored_memory.py:
+the encoder states once per example, and per hypothesis the coefficients and updates of the writes)
+until writing it out is cheaper; the same numbers up to float rounding.
 """
 from __future__ import annotations
 
@@ -29,6 +32,8 @@ from torch import nn
 from qgen.model.attention import GeneralAttention, MLPAttention
 from qgen.model.config import ModelConfig
 from qgen.model.coverage import CoverageUpdater
+from qgen.model import factored_memory
+from qgen.model.factored_memory import FactoredMemory
 from qgen.model.generator import CopyGenerator, SoftmaxGenerator
 from qgen.model.memory import Scratchpad, write
 from qgen.model.vocab import PAD_ID, UNK_ID
@@ -81,20 +86,28 @@ class Decoder(nn.Module):
         keys = {"src_mask", "copy_mask", "copy_ids", "extended"}
         if self.scratchpad is None:
             keys |= {"memory", *self.projections()}
-        return keys
+        return keys | self.unexpanded_keys()
+
+    def unexpanded_keys(self) -> set[str]:
+        """State keys with one row per example, however many hypotheses an example has (a decoding loop
+        may leave them unexpanded): the factored memory's encoder states."""
+        return {"memory_base"} if self.scratchpad is not None else set()
 
     def init_state(self, encoder_out: torch.Tensor, encoder_final: torch.Tensor, src_mask: torch.Tensor,
                    copy_ids: torch.Tensor, extended_size: int) -> State:
         batch, src_len, h = encoder_out.shape
         state: State = {
             "hidden": encoder_final.transpose(0, 1).contiguous(),  # (batch, layers, h)
-            "memory": encoder_out,  # (batch, src_len, h): the scratchpad rewrites it
             "src_mask": src_mask,  # (batch, src_len) bool
             "copy_mask": src_mask & (copy_ids >= 0),  # (batch, src_len)
             "copy_ids": copy_ids.clamp_min(0),  # (batch, src_len)
             # Its width is the extended vocabulary's OOV count; a tensor so that beams reorder it.
             "extended": encoder_out.new_zeros(batch, max(extended_size - self.cfg.tgt_vocab_size, 0)),
         }
+        if self.scratchpad is not None and factored_memory.applies(encoder_out):
+            state.update(FactoredMemory.start(encoder_out).to_state())
+        else:
+            state["memory"] = encoder_out  # (batch, src_len, h): the scratchpad rewrites it
         if self.cfg.attention == "luong":
             state["feed"] = encoder_out.new_zeros(batch, h)  # previous post-read state (input feeding)
         if self.coverage is not None:
@@ -112,7 +125,8 @@ class Decoder(nn.Module):
         vocab = self.cfg.tgt_vocab_size
         inputs = prev_tokens.masked_fill(prev_tokens >= vocab, UNK_ID)  # a copied OOV is read as UNK
         embedded = self.dropout(self.embedding(inputs))  # (batch, emb)
-        memory, mask = state["memory"], state["src_mask"]
+        memory = state["memory"] if "memory" in state else FactoredMemory.from_state(state)
+        mask = state["src_mask"]
         if self.cfg.attention == "luong":
             gru_in = torch.cat([embedded, state["feed"]], dim=-1).unsqueeze(1)  # (batch, 1, emb + h)
             output, hidden = self.gru(gru_in, state["hidden"].transpose(0, 1).contiguous())
@@ -147,7 +161,9 @@ class Decoder(nn.Module):
             focus = attns.get("copy", read)  # the attention whose context is written (Eq. 12-14)
             projected = state["keys_gate"]
             alpha, update = self.scratchpad.gate(post, written_context, projected, focus)  # (b, T, 1), (b, 1, h)
-            new_state["memory"] = write(memory, alpha, update, mask)
+            for key in factored_memory.KEYS:  # a factored memory may be written out: _written says which keys
+                new_state.pop(key, None)
+            new_state.update(self._written(memory, alpha, update, mask))
             for key, projection in self.projections().items():  # Eq. 12 on W h: W h' = a W h + (1 - a) W u
                 new_state[key] = write(state[key], alpha, projection(update), mask)
             attns["write_gate"] = alpha.squeeze(-1)
@@ -155,6 +171,17 @@ class Decoder(nn.Module):
         if self.cfg.attention == "luong":
             new_state["feed"] = post
         return log_probs, new_state, attns
+
+    def _written(self, memory: torch.Tensor | FactoredMemory, alpha: torch.Tensor, update: torch.Tensor,
+                 mask: torch.Tensor) -> State:
+        """The memory's state keys after the write: explicit, or factored while that is cheaper."""
+        if not isinstance(memory, FactoredMemory):
+            return {"memory": write(memory, alpha, update, mask)}
+        written = memory.write(alpha, update, mask)
+        reads = (2 if self.cfg.attention == "luong" else 1) * (2 if isinstance(self.generator, CopyGenerator) else 1)
+        if written.worth_keeping(reads):
+            return written.to_state()
+        return {"memory": written.materialise()}
 
     def gold_log_probs(self, steps: dict[str, torch.Tensor], state: State, gold: torch.Tensor) -> torch.Tensor:
         """log p(gold) (batch, steps) from the stacked attentions of ``step(..., distribution=False)``

@@ -37,6 +37,10 @@ class Ensemble(nn.Module):
         return {f"{k}:{key}" for k, m in enumerate(self.members) if hasattr(m, "per_example_keys")
                 for key in m.per_example_keys()}
 
+    def unexpanded_keys(self) -> set[str]:
+        return {f"{k}:{key}" for k, m in enumerate(self.members) if hasattr(m, "unexpanded_keys")
+                for key in m.unexpanded_keys()}
+
     def step(self, prev_tokens: torch.Tensor, state: State) -> tuple[torch.Tensor, State, dict[str, torch.Tensor]]:
         """log mean_k p_k(y | ...): the members' log-probabilities (batch, vocab) averaged in probability."""
         new_state: State = {}

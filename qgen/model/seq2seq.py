@@ -49,6 +49,9 @@ class QuestionGenerator(nn.Module):
     def per_example_keys(self) -> set[str]:
         return self.decoder.per_example_keys()
 
+    def unexpanded_keys(self) -> set[str]:
+        return self.decoder.unexpanded_keys() if hasattr(self.decoder, "unexpanded_keys") else set()
+
     def step(self, prev_tokens: torch.Tensor, state: State) -> tuple[torch.Tensor, State, dict[str, torch.Tensor]]:
         return self.decoder.step(prev_tokens, state)
 

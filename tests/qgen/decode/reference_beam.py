@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from qgen.decode import Hypothesis, _reorder, block_repeat, normalise
+from qgen.decode import Hypothesis, _expand, _reorder, block_repeat, normalise
 from qgen.model.batch import Batch
 from qgen.model.vocab import BOS_ID, EOS_ID
 
@@ -21,7 +21,9 @@ def reference_beam_search(model: torch.nn.Module, batch: Batch, beam: int = 4, m
     an EOS; if too few finish within ``max_len`` the best open beams fill the list.
     """
     size = len(batch)
-    state = _reorder(model.start(batch), torch.arange(size, device=batch.src.device).repeat_interleave(beam))
+    state = _expand(model, model.start(batch), size, beam)
+    # What the model keeps one per example (a factored memory's encoder states) is never reordered.
+    shared = model.unexpanded_keys() if hasattr(model, "unexpanded_keys") else set()
     device = batch.src.device
     prev = torch.full((size * beam,), BOS_ID, dtype=torch.long, device=device)
     scores = torch.full((size, beam), float("-inf"), device=device)
@@ -62,7 +64,7 @@ def reference_beam_search(model: torch.nn.Module, batch: Batch, beam: int = 4, m
                 done[row] = True
                 new_scores[row] = float("-inf")
         flat = (torch.arange(size, device=device).unsqueeze(1) * beam + new_origin).view(-1)
-        state = _reorder(state, flat)
+        state = _reorder(state, flat, shared)
         history = torch.cat([history.index_select(0, flat), new_token.view(-1, 1)], dim=1)
         scores, prev = new_scores, new_token.view(-1)
         if all(done) or bool(torch.isinf(scores).all()):
