@@ -1,6 +1,7 @@
 """Synthesis benchmarks: generation throughput at the paper's size, and memory while streaming.
 
     python benchmarks/synth_bench.py throughput [--checkpoint best.pt | --untrained] [--inputs 512] [--max-tokens N]
+        [--dataset webqsp|wikisql --split test|dev --report FILE]
     python benchmarks/synth_bench.py memory --sizes 10000,100000,1000000
 
 throughput: questions per second of ``QuestionWriter.generate`` (beam 4, copy shares included,
@@ -8,7 +9,8 @@ token-budget batches; tokenizing, timed apart, is host work that shards spread o
 512, vectors 300, 2 layers; a trained checkpoint if given, else an untrained ``scratchpad_extended``,
 which rarely stops before max_len, so its figure is a lower bound), and the arithmetic floor: FLOPs
 per question over the device's measured float32 matmul rate. Writes synth-throughput-<device>.json
-and the ``synthesis`` entry of throughput-<device>.json.
+and the ``synthesis`` entry of throughput-<device>.json; with ``--report FILE`` only FILE (another
+dataset or a trained checkpoint of another size, beside the paper-size figure).
 memory: peak RSS of a whole ``synthesize`` run (tiny model) over N templated SPARQL queries that are
 generated lazily, one child process per N, to show that memory stays flat as the input grows.
 """
@@ -45,7 +47,7 @@ def throughput(args: argparse.Namespace) -> None:
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    test = [r for r in load_dataset("webqsp", args.data_dir, "test") if not r.load_error]
+    test = [r for r in load_dataset(args.dataset, args.data_dir, args.split) if not r.load_error]
     # More inputs than the test set: its logical forms again, each copy under its own id.
     records = [replace(test[i % len(test)], id=f"{test[i % len(test)].id}#{i // len(test)}") for i in range(args.inputs)]
     untrained = args.untrained or args.checkpoint is None
@@ -72,7 +74,9 @@ def throughput(args: argparse.Namespace) -> None:
         _sync(writer.device)
         seconds = time.perf_counter() - started
     rate = len(records) / seconds
-    flops, lengths = question_flops(writer.model, results, args.beam)
+    sources = [len(t) for t in tokenized if isinstance(t, list)]
+    src_len = sum(sources) / len(sources)
+    flops, lengths = question_flops(writer.model, results, args.beam, src_len)
     matmul = measured_matmul_flops(writer.device)
     floor = matmul / flops
     report = {"command": "python benchmarks/synth_bench.py " + " ".join(sys.argv[1:]), "commit": code_version(),
@@ -81,12 +85,16 @@ def throughput(args: argparse.Namespace) -> None:
               "hidden": writer.model.cfg.hidden_size, "batch_tokens": writer.max_tokens,
               "seconds": round(seconds, 2), "questions_per_s": round(rate, 1), "trained_checkpoint": not untrained,
               "tokenize_logical_forms_per_s": round(len(test) / tokenize_s, 1),
+              "dataset": f"{args.dataset} {args.split}", "mean_source_tokens": round(src_len, 1),
               "mean_question_steps": lengths, "flops_per_question": flops, "matmul_flops_per_s": matmul,
               "floor_questions_per_s": round(floor, 1), "fraction_of_floor": round(rate / floor, 3)}
     if writer.device.type == "cuda":
         report["gpu"] = torch.cuda.get_device_name(writer.device)
     print(json.dumps(report, indent=2))
     device = writer.device.type
+    if args.report:
+        Path(args.report).write_text(json.dumps(report, indent=2) + "\n")
+        return
     (RESULTS / f"synth-throughput-{device}.json").write_text(json.dumps(report, indent=2) + "\n")
     # The throughput file's synthesis entry (train_throughput.py writes the rest of it).
     summary = RESULTS / f"throughput-{device}.json"
@@ -101,14 +109,15 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize()
 
 
-def question_flops(model: torch.nn.Module, results: list, beam: int = 4) -> tuple[float, float]:
+def question_flops(model: torch.nn.Module, results: list, beam: int = 4, src_len: float = 80
+                   ) -> tuple[float, float]:
     """Multiply-adds x2 per question: the encoder once, and per decoding step x beam the decoder GRU,
-    both attentions, the output layer, coverage and the scratchpad write (T source positions)."""
+    both attentions, the output layer, coverage and the scratchpad write (``src_len`` source positions:
+    the inputs' mean; WebQSP's is about 80)."""
     cfg = model.cfg
     h, e, layers, vocab = cfg.hidden_size, cfg.embedding_dim, cfg.num_layers, cfg.tgt_vocab_size
     steps = [len(r.question.split()) + 1 for r in results if hasattr(r, "question")] or [40]
     mean_steps = sum(steps) / len(steps)
-    src_len = 80  # WebQSP's mean source length in tokens
     enc = src_len * 2 * 3 * ((e + h // 2) * (h // 2)) + src_len * (layers - 1) * 2 * 3 * ((h + h // 2) * (h // 2))
     step = 3 * ((e + h) * h + (layers - 1) * 2 * h * h)  # decoder GRU
     step += 2 * (h * h + src_len * h)  # read and copy attention (project once, dot with T states)
@@ -192,6 +201,9 @@ def main() -> None:
     parser.add_argument("--beam", type=int, default=4)
     parser.add_argument("--max-tokens", type=int, default=None, help="source tokens a batch (default: what fits)")
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--dataset", default="webqsp", help="whose logical forms (webqsp, wikisql, ...)")
+    parser.add_argument("--split", default="test")
+    parser.add_argument("--report", default=None, help="write the report here only (not the committed results)")
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--sizes", default="10000,100000,1000000")
     parser.add_argument("--n", type=int, default=10_000)
