@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -53,7 +54,8 @@ def main() -> None:
         seconds[f"round_trip_{rule}"] = round(time.perf_counter() - started, 2)
     result = {"logical_forms": len(records), "questions": len(pairs), "seconds": seconds, "threads": args.threads,
               "device": "cpu", "commit": code_version(),
-              "command": f"python benchmarks/round_trip_cost.py --count {args.count} --threads {args.threads}"}
+              "k": args.k, "work": str(args.work),
+              "command": "python benchmarks/round_trip_cost.py " + " ".join(sys.argv[1:])}
     for name, value in seconds.items():
         print(f"{name}: {value} s ({len(pairs) / value:.0f} pairs/s)")
     args.out.parent.mkdir(parents=True, exist_ok=True)
