@@ -57,27 +57,40 @@ def normalise(log_prob: float, length: int, alpha: float) -> float:
 @torch.inference_mode()
 def greedy(model: torch.nn.Module, batch: Batch, max_len: int = 40, keep_attention: bool = False,
            alpha: float = 1.0, no_repeat: bool = False) -> list[Hypothesis]:
-    """The most probable token at every step; ``no_repeat`` forbids a token right after itself."""
+    """The most probable token at every step; ``no_repeat`` forbids a token right after itself.
+
+    Rows that are done leave the batch once they are an eighth of it (as in ``beam_search``; not
+    with ``keep_attention``): a batch otherwise runs every row to its longest output (up to 400
+    characters for the character models)."""
     state = model.start(batch)
     size = len(batch)
-    prev = torch.full((size,), BOS_ID, dtype=torch.long, device=batch.src.device)
-    done = torch.zeros(size, dtype=torch.bool, device=prev.device)
-    total = torch.zeros(size, device=prev.device)
-    steps: list[torch.Tensor] = []
+    device = batch.src.device
+    prev = torch.full((size,), BOS_ID, dtype=torch.long, device=device)
+    done = torch.zeros(size, dtype=torch.bool, device=device)  # of the rows still in the batch
+    live = torch.arange(size, device=device)  # their indices in the batch given
+    total = torch.zeros(size, device=device)
+    tokens = torch.full((size, max_len), EOS_ID, dtype=torch.long, device=device)
     attn_steps: list[dict[str, torch.Tensor]] = []
-    for _ in range(max_len):
+    steps = 0
+    for step in range(max_len):
         log_probs, state, attns = model.step(prev, state)
         if no_repeat:
             log_probs = block_repeat(log_probs, prev)
         best, prev = log_probs.max(dim=1)
-        total = total + best.masked_fill(done, 0.0)
-        steps.append(prev.masked_fill(done, EOS_ID))
+        total[live] += best.masked_fill(done, 0.0)
+        tokens[live, step] = prev.masked_fill(done, EOS_ID)
+        steps = step + 1
         if keep_attention:
             attn_steps.append({k: v.detach().float().cpu() for k, v in attns.items() if k in ("read", "copy", "p_gen")})
         done = done | (prev == EOS_ID)
-        if bool(done.all()):
+        ended = int(done.sum())
+        if ended == len(done):
             break
-    ids = torch.stack(steps, dim=1).tolist()  # (batch, steps)
+        if not keep_attention and ended * 8 >= len(done):
+            kept = (~done).nonzero().squeeze(1)
+            state = {k: v.index_select(0, kept) for k, v in state.items()}
+            prev, done, live = prev[kept], done[kept], live[kept]
+    ids = tokens[:, :steps].tolist()  # (batch, steps)
     out = []
     for row, seq in enumerate(ids):
         length = seq.index(EOS_ID) if EOS_ID in seq else len(seq)

@@ -102,6 +102,35 @@ def test_beam_of_one_is_greedy() -> None:
                 assert b.score == pytest.approx(g.score) and b.log_prob == pytest.approx(g.log_prob)
 
 
+class CountingToy(ToyModel):
+    """The toy, recording how many rows each step was given."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.rows: list[int] = []
+
+    def step(self, prev: torch.Tensor, state: dict[str, torch.Tensor]):
+        self.rows.append(prev.size(0))
+        return super().step(prev, state)
+
+
+def test_finished_rows_leave_the_batch_and_the_results_stay() -> None:
+    """Greedy and beam search drop what is done from the batch; greedy with ``keep_attention`` does not
+    (it keeps every row's attentions), the reference beam search never does."""
+    batch = toy_batch()
+    model = CountingToy(0, eos_bias=2.0)
+    compacted = greedy(model, batch, max_len=30)
+    assert model.rows[-1] < model.rows[0] == len(batch)
+    model.rows.clear()
+    kept = greedy(model, batch, max_len=30, keep_attention=True)
+    assert set(model.rows) == {len(batch)}
+    assert [(h.ids, h.score, h.log_prob) for h in compacted] == [(h.ids, h.score, h.log_prob) for h in kept]
+    model.rows.clear()
+    got = beam_search(model, batch, beam=3, max_len=30, num_return=2)
+    assert model.rows[-1] < model.rows[0] == 3 * len(batch)
+    same(got, reference_beam_search(model, batch, 3, 30, 1.0, 2))
+
+
 @pytest.mark.parametrize("name", ["copynet", "coverage", "scratchpad", "copynet_extended"])
 def test_the_same_results_on_the_registry_rows(name: str) -> None:
     """Rows whose encoder states (and their kept projections) the step never rewrites pass them on
