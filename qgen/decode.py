@@ -195,7 +195,7 @@ class _BeamState:
     so it is exactly the head of the full list of finished hypotheses.
 
     After ``compact`` the tensors hold the examples still searched, ``live`` their indices among the
-    ``size`` of the start; the pools of those that left wait in ``final_*``.
+    ``size`` of the start; the pools of those that left wait in ``final``.
     """
 
     def __init__(self, size: int, beam: int, max_len: int, alpha: float, num_return: int,
