@@ -111,7 +111,9 @@ class FactoredMemory:
         rows, src_len = self.scale.shape
         base = self.base.unsqueeze(1).expand(-1, self.beam, -1, -1).reshape(rows, src_len, -1)
         memory = self.scale.unsqueeze(2) * base
-        return torch.baddbmm(memory, self.mix, self.updates) if self.writes else memory
+        if self.writes:  # the explicit memory's dtype (autocast would leave baddbmm's product in bf16)
+            memory = torch.baddbmm(memory, self.mix, self.updates).to(self.base.dtype)
+        return memory
 
     def worth_keeping(self, reads: int) -> bool:
         """Is the next step cheaper in factored form? Counted in elements moved, ``reads`` passes of

@@ -21,7 +21,7 @@ def reference_beam_search(model: torch.nn.Module, batch: Batch, beam: int = 4, m
     an EOS; if too few finish within ``max_len`` the best open beams fill the list.
     """
     size = len(batch)
-    state = _expand(model, model.start(batch), size, beam)
+    state = _expand(model, model.start(batch), size, beam, batch.src.device)
     # What the model keeps one per example (a factored memory's encoder states) is never reordered.
     shared = model.unexpanded_keys() if hasattr(model, "unexpanded_keys") else set()
     device = batch.src.device

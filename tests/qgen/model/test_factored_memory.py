@@ -89,7 +89,7 @@ def test_the_state_shares_the_encoder_states_across_beams_and_switches_to_explic
     monkeypatch.setenv("QGEN_FACTORED_MEMORY", "auto")
     model, batch = _model("scratchpad_extended")
     with torch.inference_mode():
-        state = _expand(model, model.start(batch), len(batch), 4)
+        state = _expand(model, model.start(batch), len(batch), 4, batch.src.device)
         assert "memory" not in state and state["memory_base"].size(0) == len(batch)
         assert state["memory_scale"].size(0) == 4 * len(batch)
         prev = torch.full((4 * len(batch),), 1)
@@ -104,3 +104,10 @@ def test_training_and_the_off_switch_keep_the_explicit_memory(monkeypatch) -> No
     monkeypatch.setenv("QGEN_FACTORED_MEMORY", "off")
     with torch.inference_mode():
         assert "memory" in model.start(batch)
+
+
+def test_written_out_under_autocast_it_keeps_the_encoders_dtype() -> None:
+    memory = FactoredMemory.start(torch.randn(2, 6, 4))
+    memory = memory.write(torch.rand(2, 6, 1), torch.randn(2, 1, 4), torch.ones(2, 6, dtype=torch.bool))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert memory.materialise().dtype == torch.float32
