@@ -113,8 +113,7 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize()
 
 
-def question_flops(model: torch.nn.Module, results: list, beam: int = 4, src_len: float = 80
-                   ) -> tuple[float, float]:
+def question_flops(model: torch.nn.Module, results: list, beam: int, src_len: float) -> tuple[float, float]:
     """Multiply-adds x2 per question: the encoder once, and per decoding step x beam the decoder GRU,
     both attentions, the output layer, coverage and the scratchpad write (``src_len`` source positions:
     the inputs' mean; WebQSP's is about 80)."""

@@ -28,11 +28,15 @@ def _reorder(state: dict[str, torch.Tensor], index: torch.Tensor, keep: Collecti
     return {k: v if k in keep else v.index_select(0, index) for k, v in state.items()}
 
 
-def _expand(model: torch.nn.Module, state: dict[str, torch.Tensor], size: int, copies: int,
-            device: torch.device) -> dict[str, torch.Tensor]:
-    """Each of ``size`` examples' rows ``copies`` times (beams, samples), example by example; the keys
-    the model keeps one per example (its ``unexpanded_keys``) stay as they are."""
-    shared = model.unexpanded_keys() if hasattr(model, "unexpanded_keys") else set()
+def unexpanded_keys(model: torch.nn.Module) -> set[str]:
+    """The state keys that the model keeps one per example however many hypotheses it has."""
+    return model.unexpanded_keys() if hasattr(model, "unexpanded_keys") else set()
+
+
+def _expand(state: dict[str, torch.Tensor], size: int, copies: int, device: torch.device,
+            shared: Collection[str]) -> dict[str, torch.Tensor]:
+    """Each of ``size`` examples' rows ``copies`` times (beams, samples), example by example; the
+    ``shared`` keys (``unexpanded_keys``) stay as they are."""
     index = torch.arange(size, device=device).repeat_interleave(copies)
     return _reorder(state, index, shared)
 
@@ -115,7 +119,7 @@ def sample(model: torch.nn.Module, batch: Batch, num: int = 1, max_len: int = 40
     """
     device = batch.src.device
     size = len(batch) * num
-    state = _expand(model, model.start(batch), len(batch), num, device)
+    state = _expand(model.start(batch), len(batch), num, device, unexpanded_keys(model))
     prev = torch.full((size,), BOS_ID, dtype=torch.long, device=device)
     done = torch.zeros(size, dtype=torch.bool, device=device)
     total = torch.zeros(size, device=device)
@@ -165,12 +169,12 @@ def beam_search(model: torch.nn.Module, batch: Batch, beam: int = 4, max_len: in
     if check_every is None:
         check_every = 1 if device.type == "cpu" else 4
     search = _BeamState(len(batch), beam, max_len, alpha, num_return, device)
-    state = _expand(model, model.start(batch), len(batch), beam, device)
+    shared = unexpanded_keys(model)
+    state = _expand(model.start(batch), len(batch), beam, device, shared)
     prev = torch.full((len(batch) * beam,), BOS_ID, dtype=torch.long, device=device)
     step_fn = step_function(model, device, len(batch) * beam, batch.src.size(1))  # model.step, or its CUDA graph
     # What the step never changes is the same in every beam of an example: a reorder (within examples) keeps it.
     fixed = model.per_example_keys() if hasattr(model, "per_example_keys") else set()
-    shared = model.unexpanded_keys() if hasattr(model, "unexpanded_keys") else set()
     for step in range(max_len):
         log_probs, state, _ = step_fn(prev, state)  # (size * beam, extended)
         if no_repeat:

@@ -61,6 +61,9 @@ class Decoder(nn.Module):
                                            attention_dim=units if mlp else 0, copy_all=cfg.copy_softmax == "all",
                                            gate_hidden=units if cfg.gates == "mlp" else 0)
         self.coverage = CoverageUpdater(h, cfg.coverage_dim) if cfg.coverage_dim else None
+        # Passes of the attentions over the memory a step (read, and copy: scores and context for
+        # Luong's score, the context alone for the MLP's), for the factored memory's cost rule.
+        self.memory_reads = (2 if cfg.attention == "luong" else 1) * (2 if cfg.copy != "none" else 1)
         self.scratchpad = (Scratchpad(h, focus_gate=cfg.memory == "scratchpad_focus",
                                       gate_hidden=units if cfg.gates == "mlp" else 0)
                            if cfg.memory != "none" else None)
@@ -178,8 +181,7 @@ class Decoder(nn.Module):
         if not isinstance(memory, FactoredMemory):
             return {"memory": write(memory, alpha, update, mask)}
         written = memory.write(alpha, update, mask)
-        reads = (2 if self.cfg.attention == "luong" else 1) * (2 if isinstance(self.generator, CopyGenerator) else 1)
-        if written.worth_keeping(reads):
+        if written.worth_keeping(self.memory_reads):
             return written.to_state()
         return {"memory": written.materialise()}
 

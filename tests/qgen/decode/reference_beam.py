@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from qgen.decode import Hypothesis, _expand, _reorder, block_repeat, normalise
+from qgen.decode import Hypothesis, _expand, _reorder, block_repeat, normalise, unexpanded_keys
 from qgen.model.batch import Batch
 from qgen.model.vocab import BOS_ID, EOS_ID
 
@@ -21,9 +21,9 @@ def reference_beam_search(model: torch.nn.Module, batch: Batch, beam: int = 4, m
     an EOS; if too few finish within ``max_len`` the best open beams fill the list.
     """
     size = len(batch)
-    state = _expand(model, model.start(batch), size, beam, batch.src.device)
     # What the model keeps one per example (a factored memory's encoder states) is never reordered.
-    shared = model.unexpanded_keys() if hasattr(model, "unexpanded_keys") else set()
+    shared = unexpanded_keys(model)
+    state = _expand(model.start(batch), size, beam, batch.src.device, shared)
     device = batch.src.device
     prev = torch.full((size * beam,), BOS_ID, dtype=torch.long, device=device)
     scores = torch.full((size, beam), float("-inf"), device=device)

@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 import torch
 
-from qgen.decode import _expand, beam_search, greedy, sample
+from qgen.decode import _expand, beam_search, greedy, sample, unexpanded_keys
 from qgen.model import VARIANTS, Vocab, build_model, make_batch
 from qgen.model.factored_memory import FactoredMemory
 from qgen.model.memory import write
@@ -89,7 +89,7 @@ def test_the_state_shares_the_encoder_states_across_beams_and_switches_to_explic
     monkeypatch.setenv("QGEN_FACTORED_MEMORY", "auto")
     model, batch = _model("scratchpad_extended")
     with torch.inference_mode():
-        state = _expand(model, model.start(batch), len(batch), 4, batch.src.device)
+        state = _expand(model.start(batch), len(batch), 4, batch.src.device, unexpanded_keys(model))
         assert "memory" not in state and state["memory_base"].size(0) == len(batch)
         assert state["memory_scale"].size(0) == 4 * len(batch)
         prev = torch.full((4 * len(batch),), 1)
