@@ -165,6 +165,8 @@ def beam_search(model: torch.nn.Module, batch: Batch, beam: int = 4, max_len: in
     example to its longest question (3x the steps needed on WikiSQL dev). Not with a captured CUDA
     step, whose shapes are fixed.
     """
+    if not 1 <= num_return <= beam:  # zero would return nothing, more than the beam cannot be kept
+        raise ValueError(f"num_return must be between 1 and the beam size {beam}, got {num_return}")
     device = batch.src.device
     if check_every is None:
         check_every = 1 if device.type == "cpu" else 4

@@ -100,8 +100,8 @@ def generate_questions(inputs: Sequence[str | TextLine | GenerateInput], checkpo
     what fits the device) and ``batch_size`` logical forms (default: no limit)."""
     from parsers import LogicalFormError, tokenize_lf
 
-    if num_return > beam:
-        raise ValueError(f"--num-return ({num_return}) cannot exceed --beam ({beam})")
+    if not 1 <= num_return <= beam:
+        raise ValueError(f"--num-return ({num_return}) must be between 1 and --beam ({beam})")
     items = [_as_input(item, i, lf_type) for i, item in enumerate(inputs, 1)]
     parsed: list[list[str] | str] = []
     for item in items:
