@@ -1,13 +1,15 @@
 """qgen against OpenNMT-py 3.5.1, side by side: the same model family on the same WebQSP token files.
 
     python benchmarks/peer_opennmt.py [--threads 2] [--device cpu|cuda] [--steps 20] [--questions 512]
-        [--max-tokens 4096] [--model coverage_masked] [--wait-cpu-free MINUTES] [--peer-wheels DIR]
+        [--max-tokens 4096] [--model coverage_masked] [--rounds 3] [--wait-cpu-free MINUTES] [--peer-wheels DIR]
 
-(benchmarks/results/peer-opennmt-cpu.json: ``python benchmarks/peer_opennmt.py --wait-cpu-free 40``,
-two threads, nothing else running.)
+(benchmarks/results/peer-opennmt-cpu.json: ``python benchmarks/peer_opennmt.py``, two threads, nothing
+else running.)
 
 Writes benchmarks/results/peer-opennmt-<device>.json: each tool's training target tokens/s and
-beam-4 questions/s, and ``qgen_over_opennmt`` (qgen's figure over OpenNMT-py's).
+beam-4 questions/s, and ``qgen_over_opennmt`` (qgen's figure over OpenNMT-py's). Both tools are
+measured ``--rounds`` times, one after the other; the file gives the median round of each figure, the
+median of each ratio, and every round (``rounds``, ``rounds_figures``).
 
 OpenNMT-py stays out of qgen's dependencies: it runs from a benchmark-only virtual environment,
 out/peer-venv, which this script makes when it is missing (``--venv``), as
@@ -123,6 +125,7 @@ import platform
 import random
 import re
 import subprocess
+import statistics
 import sys
 import time
 from dataclasses import dataclass
@@ -224,6 +227,39 @@ ONMT_TOOLS = {"onmt_build_vocab": ["-m", "onmt.bin.build_vocab"], "onmt_train": 
               "onmt_translate": ["-c", TRANSLATE_DRIVER]}
 
 
+# each part's throughput key, and each ratio's (qgen over OpenNMT-py) part
+RATE = {"train": "target_tokens_per_s", "translate": "questions_per_s", "translate_trained": "questions_per_s"}
+RATIO = {"target_tokens_per_s": "train", "questions_per_s": "translate", "questions_per_s_trained": "translate_trained"}
+
+
+def measure_round(args, peer, work: Path, onmt_config: Path, train, test, translate: dict, device) -> dict:
+    """One round: qgen trains and translates, then OpenNMT-py does; their figures and ratios."""
+    qgen_model, qgen_train, src_vocab, tgt_vocab = qgen_training(args.model, train, args.steps, device)
+    print("qgen train:", qgen_train, flush=True)
+    torch.manual_seed(0)  # the trained model's initial weights
+    untrained = build_model(qgen_model.cfg).to(device).eval()
+    qgen_translate = qgen_translation(untrained, test, src_vocab, tgt_vocab, args.max_tokens, device)
+    print("qgen translate (untrained):", qgen_translate, flush=True)
+    qgen_trained = qgen_translation(qgen_model, test, src_vocab, tgt_vocab, args.max_tokens, device)
+    print(f"qgen translate (trained {2 * args.steps} steps):", qgen_trained, flush=True)
+    onmt_train = onmt_training(peer, work, onmt_config, args.steps, args.threads)
+    print("OpenNMT-py train:", onmt_train, flush=True)
+    onmt_translate = onmt_translation(checkpoint=onmt_untrained(peer, work, onmt_config, args.threads), **translate)
+    print("OpenNMT-py translate (untrained):", onmt_translate, flush=True)
+    onmt_trained = onmt_translation(checkpoint=work / f"model_step_{2 * args.steps}.pt", **translate)
+    print(f"OpenNMT-py translate (trained {2 * args.steps} steps):", onmt_trained, flush=True)
+    qgen = {"train": qgen_train, "translate": qgen_translate, "translate_trained": qgen_trained}
+    opennmt = {"train": onmt_train, "translate": onmt_translate, "translate_trained": onmt_trained}
+    ratios = {name: round(qgen[part][RATE[part]] / opennmt[part][RATE[part]], 2) for name, part in RATIO.items()}
+    print("round:", json.dumps(ratios), flush=True)
+    return {"qgen": qgen, "opennmt": opennmt, "qgen_over_opennmt": ratios}
+
+
+def _median_round(figures: list[dict], key: str) -> dict:
+    """The figures of the round whose ``key`` is the median (the lower one of an even count)."""
+    return sorted(figures, key=lambda f: f[key])[(len(figures) - 1) // 2]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--threads", type=int, default=2)
@@ -238,6 +274,8 @@ def main() -> None:
                              "interpreter (its torch) with that folder on PYTHONPATH")
     parser.add_argument("--work", default=str(REPO / "out" / "peer-opennmt"))
     parser.add_argument("--prep", default=str(REPO / "out" / "benchmarks" / "prep" / "webqsp"))
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="times both tools are measured, one after the other; medians are reported")
     parser.add_argument("--wait-cpu-free", type=float, default=0.0,
                         help="minutes to wait for /tmp/cpu_free before timing (0: do not wait)")
     args = parser.parse_args()
@@ -255,22 +293,15 @@ def main() -> None:
     onmt(peer, "onmt_build_vocab", ["-config", str(onmt_config), "-n_sample", "-1"], args.threads, work / "vocab.log")
 
     note = wait_for_cpu(args.wait_cpu_free) if args.wait_cpu_free else None
-    qgen_model, qgen_train, src_vocab, tgt_vocab = qgen_training(args.model, train, args.steps, device)
-    print("qgen train:", qgen_train, flush=True)
-    torch.manual_seed(0)  # the trained model's initial weights
-    untrained = build_model(qgen_model.cfg).to(device).eval()
-    qgen_translate = qgen_translation(untrained, test, src_vocab, tgt_vocab, args.max_tokens, device)
-    print("qgen translate (untrained):", qgen_translate, flush=True)
-    qgen_trained = qgen_translation(qgen_model, test, src_vocab, tgt_vocab, args.max_tokens, device)
-    print(f"qgen translate (trained {2 * args.steps} steps):", qgen_trained, flush=True)
-    onmt_train = onmt_training(peer, work, onmt_config, args.steps, args.threads)
-    print("OpenNMT-py train:", onmt_train, flush=True)
     translate = dict(peer=peer, work=work, data=data, questions=len(test), max_tokens=args.max_tokens,
                      threads=args.threads, device=args.device)
-    onmt_translate = onmt_translation(checkpoint=onmt_untrained(peer, work, onmt_config, args.threads), **translate)
-    print("OpenNMT-py translate (untrained):", onmt_translate, flush=True)
-    onmt_trained = onmt_translation(checkpoint=work / f"model_step_{2 * args.steps}.pt", **translate)
-    print(f"OpenNMT-py translate (trained {2 * args.steps} steps):", onmt_trained, flush=True)
+    rounds = [measure_round(args, peer, work, onmt_config, train, test, translate, device)
+              for _ in range(args.rounds)]
+    # On a shared 2-core machine single timings swing by a fifth: each part's figure is the round with
+    # the median throughput, and each ratio the median of the rounds' ratios (every round is kept).
+    qgen_figures = {part: _median_round([r["qgen"][part] for r in rounds], RATE[part]) for part in RATE}
+    onmt_figures = {part: _median_round([r["opennmt"][part] for r in rounds], RATE[part]) for part in RATE}
+    ratios = {name: statistics.median(r["qgen_over_opennmt"][name] for r in rounds) for name in RATIO}
 
     report = {
         "command": "python benchmarks/peer_opennmt.py " + " ".join(sys.argv[1:]),
@@ -282,12 +313,9 @@ def main() -> None:
         "model": {"qgen": args.model, "hidden": 512, "word_vectors": 300, "layers": 2, "dropout": 0.5,
                   "batch": 32, "beam": BEAM, "max_len": MAX_LEN, "translation_batch_tokens": args.max_tokens,
                   "training_steps_each": 2 * args.steps, "timed_steps": args.steps},
-        "qgen": {"train": qgen_train, "translate": qgen_translate, "translate_trained": qgen_trained},
-        "opennmt": {"train": onmt_train, "translate": onmt_translate, "translate_trained": onmt_trained},
-        "qgen_over_opennmt": {
-            "target_tokens_per_s": round(qgen_train["target_tokens_per_s"] / onmt_train["target_tokens_per_s"], 2),
-            "questions_per_s": round(qgen_translate["questions_per_s"] / onmt_translate["questions_per_s"], 2),
-            "questions_per_s_trained": round(qgen_trained["questions_per_s"] / onmt_trained["questions_per_s"], 2)},
+        "qgen": qgen_figures, "opennmt": onmt_figures, "qgen_over_opennmt": ratios,
+        "rounds": [r["qgen_over_opennmt"] for r in rounds],
+        "rounds_figures": rounds,
     }
     if device.type == "cuda":
         report["gpu"] = torch.cuda.get_device_name(device)
