@@ -108,10 +108,12 @@ def greedy(model: torch.nn.Module, batch: Batch, max_len: int = 40, keep_attenti
 
 @torch.inference_mode()
 def sample(model: torch.nn.Module, batch: Batch, num: int = 1, max_len: int = 40, temperature: float = 1.0,
-           alpha: float = 1.0, no_repeat: bool = False, generator: torch.Generator | None = None) -> list[list[Hypothesis]]:
+           alpha: float = 1.0, no_repeat: bool = False, generator: torch.Generator | None = None,
+           compact: bool = True) -> list[list[Hypothesis]]:
     """``num`` questions per example drawn token by token from the model's distribution (softmax of the
     log-probabilities over ``temperature``), in the order drawn; each hypothesis's ``log_prob`` is under
-    the model itself (temperature 1).
+    the model itself (temperature 1). ``compact``: examples whose draws have all ended leave the batch
+    (the same draws either way).
 
     Why: the beam's best questions are the model's most generic ones. Synthetic sources for training
     the reverse model (back-translation) help more when sampled than when taken from the beam (Edunov et
@@ -119,28 +121,50 @@ def sample(model: torch.nn.Module, batch: Batch, num: int = 1, max_len: int = 40
     """
     device = batch.src.device
     size = len(batch) * num
-    state = _expand(model.start(batch), len(batch), num, device, unexpanded_keys(model))
+    shared = unexpanded_keys(model)
+    state = _expand(model.start(batch), len(batch), num, device, shared)
     prev = torch.full((size,), BOS_ID, dtype=torch.long, device=device)
-    done = torch.zeros(size, dtype=torch.bool, device=device)
+    rows = torch.arange(size, device=device)  # the rows still drawing, among all
+    done = torch.zeros(size, dtype=torch.bool, device=device)  # of those rows
     total = torch.zeros(size, device=device)
-    steps: list[torch.Tensor] = []
-    for _ in range(max_len):
+    tokens = torch.full((size, max_len), EOS_ID, dtype=torch.long, device=device)
+    for step in range(max_len):
         log_probs, state, _ = model.step(prev, state)
         if no_repeat:
             log_probs = block_repeat(log_probs, prev)
-        drawn = torch.multinomial(torch.softmax(log_probs.float() / temperature, dim=1), 1, generator=generator)
-        prev = drawn.squeeze(1)
-        total = total + log_probs.gather(1, drawn).squeeze(1).masked_fill(done, 0.0)
-        steps.append(prev.masked_fill(done, EOS_ID))
-        done = done | (prev == EOS_ID)
+        drawn = _draw(torch.softmax(log_probs.float() / temperature, dim=1), size, rows, generator)
+        total.index_add_(0, rows, log_probs.gather(1, drawn.unsqueeze(1)).squeeze(1).masked_fill(done, 0.0))
+        tokens[rows, step] = drawn.masked_fill(done, EOS_ID)
+        prev, done = drawn, done | (drawn == EOS_ID)
         if bool(done.all()):
             break
+        # Examples whose draws have all ended leave the batch once they are an eighth of it (as in
+        # beam_search): otherwise every example runs to the batch's longest question.
+        ended = done.view(-1, num).all(1)
+        if compact and int(ended.sum()) * 8 >= len(ended):
+            kept = (~ended).nonzero().squeeze(1)
+            kept_rows = (kept.unsqueeze(1) * num + torch.arange(num, device=device)).view(-1)
+            state = {k: v.index_select(0, kept if k in shared else kept_rows) for k, v in state.items()}
+            prev, done, rows = prev[kept_rows], done[kept_rows], rows[kept_rows]
     out: list[list[Hypothesis]] = [[] for _ in range(len(batch))]
-    for row, seq in enumerate(torch.stack(steps, dim=1).tolist()):
+    for row, seq in enumerate(tokens.tolist()):
         length = seq.index(EOS_ID) if EOS_ID in seq else len(seq)
         log_prob = float(total[row])
         out[row // num].append(Hypothesis(seq[:length], normalise(log_prob, length + 1, alpha), log_prob))
     return out
+
+
+def _draw(probs: torch.Tensor, size: int, rows: torch.Tensor, generator: torch.Generator | None) -> torch.Tensor:
+    """One token per row of ``probs`` (rows ``rows`` of ``size``), by inverse transform sampling.
+
+    Why not ``torch.multinomial``: one uniform number is drawn for every one of the ``size`` rows each
+    step, whether the row still draws or has left the batch, so a row's draws do not depend on which
+    other examples have ended: the same seed gives the same questions with and without compaction.
+    """
+    uniform = torch.rand(size, generator=generator, device=probs.device)[rows]
+    cdf = probs.cumsum(1)
+    drawn = torch.searchsorted(cdf, (uniform * cdf[:, -1]).unsqueeze(1), right=True).squeeze(1)
+    return drawn.clamp_max(probs.size(1) - 1)  # rounding at the top end
 
 
 @torch.inference_mode()

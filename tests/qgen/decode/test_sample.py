@@ -50,3 +50,33 @@ def test_log_probs_are_the_models_own_with_copy_and_scratchpad() -> None:
     for row, h in finished:  # its log-probability is the forced decoding's, EOS included
         forced = make_batch([src[row]], [vocab.decode(h.ids, batch.oovs[row])], vocab, vocab, "extended")
         assert h.log_prob == pytest.approx(sum(forced_token_log_probs(model, forced)[0]), abs=1e-4)
+
+
+def test_examples_that_have_ended_leave_the_batch_and_the_draws_stay_the_same() -> None:
+    src = [["select", "?", "x", "where", "ent:", "bali"], ["ask", "ent:", "paris", "ns", "capital"],
+           ["ask", "ent:", "bali"], ["select", "?", "y", "where", "ent:", "paris", "ns", "capital", "?", "y"]]
+    vocab = Vocab.build(src)
+    torch.manual_seed(0)
+    model = build_model(ModelConfig(src_vocab_size=len(vocab), tgt_vocab_size=len(vocab), embedding_dim=8,
+                                    hidden_size=8, copy="extended", coverage_dim=4, memory="scratchpad")).eval()
+    batch = make_batch(src * 4, None, vocab, vocab, "extended")
+    rows_per_step: list[int] = []
+    step = model.step
+
+    def counting_step(prev, state):
+        rows_per_step.append(len(prev))
+        return step(prev, state)
+
+    def draw(compact: bool) -> list[list[tuple[list[int], float]]]:
+        rows_per_step.clear()
+        drawn = sample(model, batch, num=2, max_len=12, generator=torch.Generator().manual_seed(3), compact=compact)
+        return [[(h.ids, h.log_prob) for h in row] for row in drawn]
+
+    model.step = counting_step
+    whole = draw(compact=False)
+    assert len(set(rows_per_step)) == 1, "without compaction every step decodes every row"
+    compacted = draw(compact=True)
+    assert rows_per_step[-1] < rows_per_step[0], "ended examples left the batch"
+    assert [[ids for ids, _ in row] for row in compacted] == [[ids for ids, _ in row] for row in whole]
+    for row_c, row_w in zip(compacted, whole):
+        assert [lp for _, lp in row_c] == pytest.approx([lp for _, lp in row_w], abs=1e-5)
