@@ -555,20 +555,27 @@ def synthesize(
     checkpoint = _model(checkpoint)
     if split_by not in ("none", "template"):
         fail(f"--split-by must be none or template, got {split_by!r}", 2)
-    from qgen.synth.round_trip import RoundTripOptions, default_parser
+    from qgen.synth.round_trip import THRESHOLD_RULES, RoundTripOptions, default_parser
     from qgen.synth.run import synthesize_from_source
     from qgen.synth.sources import open_source
 
     parser = None if no_round_trip else (parser or default_parser(checkpoint))
     round_trip = None
+    # Checked whether or not a parser is at hand: a mistyped option is refused, not silently unused.
+    rules = _parse_names(round_trip_rule, "--round-trip-rule TYPE=RULE")
+    floors = {}
+    for rule, value in _parse_names(round_trip_threshold, "--round-trip-threshold RULE=FLOOR").items():
+        if rule not in THRESHOLD_RULES:
+            fail(f"--round-trip-threshold sets the floor of the {' or '.join(THRESHOLD_RULES)} rule, got "
+                 f"{rule}={value!r}", 2)
+        try:
+            floors[rule] = float(value)
+        except ValueError:
+            fail(f"--round-trip-threshold expects RULE=FLOOR with a number, got {rule}={value!r}", 2)
+    if parser is None and (rules or floors):  # asked for a filter that cannot run
+        why = "--no-round-trip is given" if no_round_trip else "no parser is beside the model (--parser PATH names one)"
+        fail(f"--round-trip-rule/--round-trip-threshold set the round-trip filter, but {why}", 2)
     if parser is not None:
-        rules = _parse_names(round_trip_rule, "--round-trip-rule TYPE=RULE")
-        floors = {}
-        for rule, value in _parse_names(round_trip_threshold, "--round-trip-threshold RULE=FLOOR").items():
-            try:
-                floors[rule] = float(value)
-            except ValueError:
-                fail(f"--round-trip-threshold expects RULE=FLOOR with a number, got {rule}={value!r}", 2)
         try:
             round_trip = RoundTripOptions(str(parser), tuple(sorted(rules.items())), round_trip_k,
                                           tuple(sorted(floors.items())) or None, tables=tuple(map(str, from_tables)))

@@ -138,6 +138,29 @@ def test_a_bad_round_trip_rule_is_a_usage_error_before_the_run(tiny_checkpoint: 
     assert not out.exists()
 
 
+@pytest.mark.parametrize("options, message", [
+    (["--round-trip-rule", "sparql=exact", "--no-round-trip"], "but --no-round-trip is given"),
+    (["--round-trip-rule", "sparql=bogus"], "but no parser is beside the model"),
+    (["--round-trip-threshold", "token=-6"], "but no parser is beside the model"),
+    (["--round-trip-threshold", "exact=-6"], "the floor of the score or token rule, got exact='-6'"),
+    (["--round-trip-threshold", "token=low"], "with a number, got token='low'")])
+def test_round_trip_options_that_cannot_apply_are_usage_errors(tiny_checkpoint: Path, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str], options: list[str],
+                                                              message: str) -> None:
+    """Without a parser the filter cannot run: its options are refused, not silently left unused."""
+    out = tmp_path / "corpus"
+    monkeypatch.setattr(sys, "argv", ["qgen", "synthesize", "--checkpoint", str(tiny_checkpoint), "--out", str(out),
+                                      "--count", "5", *options, "--from-tables",
+                                      str(REPO / "tests" / "fixtures" / "samplers" / "lighthouses.csv")])
+    with pytest.raises(SystemExit) as exited:
+        cli.run()
+    assert exited.value.code == 2
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: --round-trip-") and message in lines[0]
+    assert not out.exists()
+
+
 @pytest.mark.parametrize(("threshold", "removed"), [(1.0, True), (-1e9, False)])
 def test_with_candidates_the_writer_judges_and_the_corpus_reports_its_verdicts(
         tiny_checkpoint: Path, parser: Path, tmp_path: Path, threshold: float, removed: bool,
