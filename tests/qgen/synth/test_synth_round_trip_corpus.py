@@ -127,15 +127,8 @@ def test_a_bad_round_trip_rule_is_a_usage_error_before_the_run(tiny_checkpoint: 
                                                                capsys: pytest.CaptureFixture[str], rule: str,
                                                                message: str) -> None:
     out = tmp_path / "corpus"
-    monkeypatch.setattr(sys, "argv", ["qgen", "synthesize", "--checkpoint", str(tiny_checkpoint), "--out", str(out),
-                                      "--parser", str(parser), "--count", "5", "--round-trip-rule", rule,
-                                      "--from-tables", str(REPO / "tests" / "fixtures" / "samplers" / "lighthouses.csv")])
-    with pytest.raises(SystemExit) as exited:
-        cli.run()
-    assert exited.value.code == 2
-    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("error: --round-trip-rule: ") and message in lines[0]
-    assert not out.exists()
+    line = _usage_error(tiny_checkpoint, out, ["--parser", str(parser), "--round-trip-rule", rule], monkeypatch, capsys)
+    assert line.startswith("error: --round-trip-rule: ") and message in line
 
 
 @pytest.mark.parametrize("options, message", [
@@ -150,15 +143,23 @@ def test_round_trip_options_that_cannot_apply_are_usage_errors(tiny_checkpoint: 
                                                               message: str) -> None:
     """Without a parser the filter cannot run: its options are refused, not silently left unused."""
     out = tmp_path / "corpus"
-    monkeypatch.setattr(sys, "argv", ["qgen", "synthesize", "--checkpoint", str(tiny_checkpoint), "--out", str(out),
+    line = _usage_error(tiny_checkpoint, out, options, monkeypatch, capsys)
+    assert line.startswith("error: --round-trip-") and message in line
+
+
+def _usage_error(checkpoint: Path, out: Path, options: list[str], monkeypatch: pytest.MonkeyPatch,
+                 capsys: pytest.CaptureFixture[str]) -> str:
+    """``qgen synthesize`` over the lighthouse table with ``options``: it must exit 2 with one line on
+    stderr (returned) and write nothing."""
+    monkeypatch.setattr(sys, "argv", ["qgen", "synthesize", "--checkpoint", str(checkpoint), "--out", str(out),
                                       "--count", "5", *options, "--from-tables",
                                       str(REPO / "tests" / "fixtures" / "samplers" / "lighthouses.csv")])
     with pytest.raises(SystemExit) as exited:
         cli.run()
     assert exited.value.code == 2
     lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("error: --round-trip-") and message in lines[0]
-    assert not out.exists()
+    assert len(lines) == 1 and not out.exists()
+    return lines[0]
 
 
 @pytest.mark.parametrize(("threshold", "removed"), [(1.0, True), (-1e9, False)])
