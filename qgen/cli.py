@@ -43,14 +43,18 @@ def _train_config(**fields):
 def _model(name: Optional[Path]) -> Path:
     """``--checkpoint/--model``: a checkpoint file or an exported model folder; none (or ``default``)
     is the default model that ships with qgen."""
-    from qgen.exported_model import resolve_model
+    from qgen.exported_model import is_exported, resolve_model
 
     try:
         path = resolve_model(name)
     except FileNotFoundError as err:
         fail(str(err), 2)
     if not path.exists():
-        fail(f"--checkpoint {path}: no such file or folder (a best.pt, an exported model folder, or default)", 2)
+        fail(f"--model/--checkpoint {path}: no such file or folder (a best.pt, an exported model folder, or "
+             "default)", 2)
+    if path.is_dir() and not is_exported(path):
+        fail(f"--model/--checkpoint {path}: a folder without a qgen model (qgen-model.json); give a best.pt, an "
+             "exported model folder, or default", 2)
     return path
 
 
@@ -302,6 +306,8 @@ def generate(
 
     if lf_type not in (*LF_TYPES, AUTO):
         fail(f"--lf-type must be one of {', '.join(LF_TYPES)} or {AUTO}, got {lf_type!r}", 2)
+    if beam < 1:
+        fail(f"--beam must be at least 1, got {beam}", 2)
     if not 1 <= num_return <= beam:
         fail(f"--num-return ({num_return}) must be between 1 and --beam ({beam})", 2)
     try:

@@ -103,6 +103,18 @@ def test_generate_prints_questions_and_scores(checkpoint: Path) -> None:
     assert bad.exit_code == 1 and bad.stderr.startswith("error: SparqlSyntaxError") and not bad.stdout
 
 
+@pytest.mark.parametrize("options, message", [
+    (["--beam", "0"], "error: --beam must be at least 1, got 0"),
+    (["--model", "."], "a folder without a qgen model (qgen-model.json)"),
+    (["--model", "no/such/model.pt"], "no such file or folder")])
+def test_generate_refuses_a_beam_below_one_and_a_path_that_is_not_a_model(tmp_path: Path, options: list[str],
+                                                                          message: str) -> None:
+    result = runner.invoke(app, ["generate", *options, "SELECT ?x WHERE { dbr:Berlin dbo:leader ?x }"],
+                           catch_exceptions=False)
+    assert result.exit_code == 2 and message in result.stderr and len(result.stderr.splitlines()) == 1
+    assert not result.stdout
+
+
 def test_generate_reads_the_same_inputs_as_synthesize(checkpoint: Path, tmp_path: Path) -> None:
     """JSON Lines (a file or lines of stdin), Parquet and plain text; the type told from the text when absent."""
     import pandas as pd
