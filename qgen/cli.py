@@ -58,6 +58,12 @@ def _model(name: Optional[Path]) -> Path:
     return path
 
 
+def _check_count(count: int, from_file: Optional[str]) -> None:
+    """``--count 0`` means a whole ``--from-file``; with a sampler (graph, tables, endpoint) it would draw nothing."""
+    if count == 0 and from_file is None:
+        fail("--count 0 (all) reads a whole --from-file; give the number of logical forms to sample", 2)
+
+
 def _device(name: str) -> str:
     """``--device``: auto, cpu, cuda or cuda:N, checked before any work starts."""
     import torch
@@ -516,7 +522,8 @@ def synthesize(
     from_endpoint: Optional[str] = typer.Option(None, "--from-endpoint", help="Sample through a SPARQL endpoint URL."),
     from_tables: List[Path] = typer.Option([], "--from-tables", help="Sample WikiSQL-shaped SQL from CSV/Parquet files or one SQLite db."),
     substitute_from: Optional[str] = typer.Option(None, "--substitute-from", help="With --from-graph: seed LFs whose topic entity is swapped."),
-    count: int = typer.Option(1000, "--count", help="Logical forms to sample (or to read from a file; 0 = all)."),
+    count: int = typer.Option(1000, "--count", min=0, help="Logical forms to sample (or to read from a file; "
+                                                           "0 = all)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the samplers and the generator."),
     max_answers: int = typer.Option(10, "--max-answers", help="Keep sampled queries with 1..K answers."),
     beam: int = typer.Option(4, "--beam", help="Beam size."),
@@ -561,6 +568,7 @@ def synthesize(
     checkpoint = _model(checkpoint)
     if split_by not in ("none", "template"):
         fail(f"--split-by must be none or template, got {split_by!r}", 2)
+    _check_count(count, from_file)
     from qgen.synth.round_trip import THRESHOLD_RULES, RoundTripOptions, default_parser
     from qgen.synth.run import synthesize_from_source
     from qgen.synth.sources import open_source
@@ -648,7 +656,7 @@ def serve(
     from_tables: List[Path] = typer.Option([], "--from-tables", help="Sample SQL from these CSV/Parquet tables."),
     from_file: Optional[str] = typer.Option(None, "--from-file", help="LFs from a .jsonl/.parquet file."),
     from_endpoint: Optional[str] = typer.Option(None, "--from-endpoint", help="Sample through a SPARQL endpoint."),
-    count: int = typer.Option(1000, "--count", help="Logical forms per run."),
+    count: int = typer.Option(1000, "--count", min=0, help="Logical forms per run (0: a whole --from-file)."),
     seed: Optional[int] = typer.Option(None, "--seed", help="One seed for every run (default: each run's "
                                                            "scheduled time, so runs differ)."),
     beam: int = typer.Option(4, "--beam"),
@@ -668,6 +676,8 @@ def serve(
 ) -> None:
     """Serve the synthesize flow as a scheduled deployment (qgen-synthesize/NAME) until stopped."""
     from flows.serve import deploy_to_work_pool, deployment_parameters, serve_synthesis
+
+    _check_count(count, from_file)
 
     params = deployment_parameters(str(checkpoint.resolve()), str(Path(out).resolve()),
                                    str(from_graph.resolve()) if from_graph else None,

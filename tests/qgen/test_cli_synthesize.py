@@ -194,3 +194,11 @@ def test_config_file_gives_options_and_the_command_line_wins(tmp_path: Path, dem
     config.write_text("epoch: 3\n")
     bad = runner.invoke(app, ["train", str(prep / "train.parquet"), "--config", str(config)])
     assert bad.exit_code == 2 and "'epoch' is not an option of this command" in " ".join(bad.output.split())
+
+
+@pytest.mark.parametrize("count, message", [("0", "--count 0 (all) reads a whole --from-file"),
+                                            ("-1", "greater than or equal to 0")])
+def test_a_sampler_needs_a_count_of_one_or_more(checkpoint: Path, tmp_path: Path, count: str, message: str) -> None:
+    result = runner.invoke(app, ["synthesize", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "c"),
+                                 "--from-graph", str(REPO / "data" / "demo" / "demo_kg.ttl"), "--count", count])
+    assert result.exit_code == 2 and message in result.output and not (tmp_path / "c").exists()
