@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -65,6 +66,9 @@ def process_record(record: RawExample, labels: Callable[[str], str | None] | Non
 
     if record.load_error:
         return RejectRow(record.id, record.split, record.source, "load", record.load_error, record.raw)
+    bad_split = _bad_split(record.split)
+    if bad_split:  # the split names the file its example goes to: it must stay a plain name in --out
+        return RejectRow(record.id, str(record.split), record.source, "load", bad_split, record.raw)
     try:
         parsed = tokenize_lf(record.logical_form, record.lf_type, names=record.names, labels=labels)
     except LogicalFormError as err:
@@ -79,6 +83,21 @@ def process_record(record: RawExample, labels: Callable[[str], str | None] | Non
         entities=[asdict(e) for e in parsed.entities],
         answers=[str(a) for a in record.answers],
     )
+
+
+# A split becomes the file <out>/<split>.parquet: a plain name, and none of the files written beside the splits.
+_SPLIT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+_RESERVED_SPLITS = {"rejects"}
+
+
+def _bad_split(split: object) -> str | None:
+    """Why ``split`` cannot name an output file, or None."""
+    if not isinstance(split, str) or not _SPLIT_NAME.fullmatch(split):
+        return (f"split {split!r} is not a plain name (letters, digits, '_' or '-', at most 64, starting with a "
+                "letter or digit)")
+    if split in _RESERVED_SPLITS:
+        return f"split {split!r} is reserved: {split}.parquet holds the rejected records"
+    return None
 
 
 def preprocess_records(records: Iterable[RawExample], dataset: str, out_dir: str | Path,

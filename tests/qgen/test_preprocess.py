@@ -90,3 +90,20 @@ def test_workers_are_not_forked_from_the_caller() -> None:
     assert context.get_start_method() == "forkserver"
     with context.Pool(1) as pool:
         assert pool.apply(os.getppid) != os.getpid()
+
+
+def test_a_split_that_is_not_a_plain_name_is_a_reject_and_nothing_is_written_outside(tmp_path: Path) -> None:
+    """A record's split names its output file: '../x', 'a/b' and 'rejects' would write outside --out,
+    into a subfolder, or over the rejects (losing examples)."""
+    lf = "SELECT ?x WHERE { dbr:Rome dbo:leader ?x }"
+    splits = ["train", "../../escaped", "a/b", "rejects", "", "test"]
+    records = [RawExample(id=f"r{i}", split=split, lf_type="sparql", logical_form=lf, question="who leads rome ?",
+                          source="jsonl", raw="{}") for i, split in enumerate(splits)]
+    out = tmp_path / "deep" / "out"
+    report = preprocess_records(records, "jsonl", out, workers=1)
+    assert report.inputs == 6 and report.examples == {"train": 1, "test": 1} and report.rejects == 4
+    assert sorted(p.name for p in out.iterdir()) == ["counts.json", "rejects.parquet", "test.parquet", "train.parquet"]
+    assert not (tmp_path / "escaped.parquet").exists()
+    rejects = pd.read_parquet(out / "rejects.parquet")
+    assert sorted(rejects["id"]) == ["r1", "r2", "r3", "r4"]
+    assert all(error.startswith("split ") for error in rejects["error"])
