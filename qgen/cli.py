@@ -312,8 +312,10 @@ def generate(
 
     if lf_type not in (*LF_TYPES, AUTO):
         fail(f"--lf-type must be one of {', '.join(LF_TYPES)} or {AUTO}, got {lf_type!r}", 2)
-    if beam < 1:
-        fail(f"--beam must be at least 1, got {beam}", 2)
+    from qgen.decode import MAX_BEAM
+
+    if not 1 <= beam <= MAX_BEAM:
+        fail(f"--beam must be between 1 and {MAX_BEAM}, got {beam}", 2)
     if not 1 <= num_return <= beam:
         fail(f"--num-return ({num_return}) must be between 1 and --beam ({beam})", 2)
     try:

@@ -28,6 +28,11 @@ def _reorder(state: dict[str, torch.Tensor], index: torch.Tensor, keep: Collecti
     return {k: v if k in keep else v.index_select(0, index) for k, v in state.items()}
 
 
+# Beams wider than this buy nothing for questions (the paper decodes with 4) and cost memory in proportion
+# (batch x beam rows): a beam of 100,000 had the process killed for memory instead of refused.
+MAX_BEAM = 64
+
+
 def unexpanded_keys(model: torch.nn.Module) -> set[str]:
     """The state keys that the model keeps one per example however many hypotheses it has."""
     return model.unexpanded_keys() if hasattr(model, "unexpanded_keys") else set()
@@ -189,6 +194,8 @@ def beam_search(model: torch.nn.Module, batch: Batch, beam: int = 4, max_len: in
     example to its longest question (3x the steps needed on WikiSQL dev). Not with a captured CUDA
     step, whose shapes are fixed.
     """
+    if not 1 <= beam <= MAX_BEAM:
+        raise ValueError(f"the beam size must be between 1 and {MAX_BEAM}, got {beam}")
     if not 1 <= num_return <= beam:  # zero would return nothing, more than the beam cannot be kept
         raise ValueError(f"num_return must be between 1 and the beam size {beam}, got {num_return}")
     device = batch.src.device

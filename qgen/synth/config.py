@@ -6,6 +6,8 @@ values in the corpus manifest's ``settings``.
 """
 from __future__ import annotations
 
+import math
+
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
@@ -43,8 +45,12 @@ class SynthesisConfig:
         for name in ("beam", "shard_size", "max_len", "max_src_len"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.sampling < 0:
-            raise ValueError(f"sampling is a temperature (0: beam search), got {self.sampling}")
+        from qgen.decode import MAX_BEAM
+
+        if self.beam > MAX_BEAM:
+            raise ValueError(f"beam must be at most {MAX_BEAM}, got {self.beam}")
+        if not math.isfinite(self.sampling) or self.sampling < 0:
+            raise ValueError(f"sampling is a finite temperature (0: beam search), got {self.sampling}")
         if self.candidates is not None and not self.sampling and not 1 <= self.candidates <= self.beam:
             raise ValueError(f"candidates must be between 1 and the beam size {self.beam}, got {self.candidates}")
         for name in ("max_tokens", "batch_size"):

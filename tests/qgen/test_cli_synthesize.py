@@ -104,7 +104,8 @@ def test_generate_prints_questions_and_scores(checkpoint: Path) -> None:
 
 
 @pytest.mark.parametrize("options, message", [
-    (["--beam", "0"], "error: --beam must be at least 1, got 0"),
+    (["--beam", "0"], "error: --beam must be between 1 and 64, got 0"),
+    (["--beam", "100000"], "error: --beam must be between 1 and 64, got 100000"),
     (["--model", "."], "a folder without a qgen model (qgen-model.json)"),
     (["--model", "no/such/model.pt"], "no such file or folder")])
 def test_generate_refuses_a_beam_below_one_and_a_path_that_is_not_a_model(tmp_path: Path, options: list[str],
@@ -201,4 +202,14 @@ def test_config_file_gives_options_and_the_command_line_wins(tmp_path: Path, dem
 def test_a_sampler_needs_a_count_of_one_or_more(checkpoint: Path, tmp_path: Path, count: str, message: str) -> None:
     result = runner.invoke(app, ["synthesize", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "c"),
                                  "--from-graph", str(REPO / "data" / "demo" / "demo_kg.ttl"), "--count", count])
+    assert result.exit_code == 2 and message in result.output and not (tmp_path / "c").exists()
+
+
+@pytest.mark.parametrize("options, message", [(["--beam", "65"], "beam must be at most 64, got 65"),
+                                              (["--sampling", "nan"], "sampling is a finite temperature"),
+                                              (["--sampling", "inf"], "sampling is a finite temperature")])
+def test_synthesize_refuses_a_beam_too_wide_and_a_temperature_that_is_not_finite(
+        checkpoint: Path, tmp_path: Path, options: list[str], message: str) -> None:
+    result = runner.invoke(app, ["synthesize", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "c"),
+                                 "--from-graph", str(REPO / "data" / "demo" / "demo_kg.ttl"), "--count", "3", *options])
     assert result.exit_code == 2 and message in result.output and not (tmp_path / "c").exists()

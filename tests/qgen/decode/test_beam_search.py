@@ -151,3 +151,10 @@ def test_the_same_results_on_the_registry_rows(name: str) -> None:
     batch = make_batch(SRC, None, VOCAB, VOCAB, cfg.copy)
     for beam, num_return in [(3, 1), (4, 3)]:
         same(beam_search(model, batch, beam, 10, 1.0, num_return), reference_beam_search(model, batch, beam, 10, 1.0, num_return))
+
+
+def test_a_beam_wider_than_the_limit_is_refused() -> None:
+    from qgen.decode import MAX_BEAM
+
+    with pytest.raises(ValueError, match=f"between 1 and {MAX_BEAM}, got {MAX_BEAM + 1}"):
+        beam_search(ToyModel(1), toy_batch(), beam=MAX_BEAM + 1)
