@@ -166,10 +166,12 @@ def _draw(probs: torch.Tensor, size: int, rows: torch.Tensor, generator: torch.G
     step, whether the row still draws or has left the batch, so a row's draws do not depend on which
     other examples have ended: the same seed gives the same questions with and without compaction.
     """
-    uniform = torch.rand(size, generator=generator, device=probs.device)[rows]
-    cdf = probs.cumsum(1)
+    uniform = torch.rand(size, generator=generator, device=probs.device, dtype=torch.float64)[rows]
+    # in float64, so that u x total rounds up to the total (and past the last token with any mass) about
+    # once in 2^53 draws rather than once in 2^24
+    cdf = probs.double().cumsum(1)
     drawn = torch.searchsorted(cdf, (uniform * cdf[:, -1]).unsqueeze(1), right=True).squeeze(1)
-    return drawn.clamp_max(probs.size(1) - 1)  # rounding at the top end
+    return drawn.clamp_max(probs.size(1) - 1)
 
 
 @torch.inference_mode()
