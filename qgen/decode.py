@@ -146,10 +146,8 @@ def sample(model: torch.nn.Module, batch: Batch, num: int = 1, max_len: int = 40
         # Examples whose draws have all ended leave the batch once they are an eighth of it (as in
         # beam_search): otherwise every example runs to the batch's longest question.
         ended = done.view(-1, num).all(1)
-        if compact and int(ended.sum()) * 8 >= len(ended):
-            kept = (~ended).nonzero().squeeze(1)
-            kept_rows = (kept.unsqueeze(1) * num + torch.arange(num, device=device)).view(-1)
-            state = {k: v.index_select(0, kept if k in shared else kept_rows) for k, v in state.items()}
+        if compact and _worth_compacting(ended):
+            state, kept_rows = _keep_examples(state, (~ended).nonzero().squeeze(1), num, shared)
             prev, done, rows = prev[kept_rows], done[kept_rows], rows[kept_rows]
     out: list[list[Hypothesis]] = [[] for _ in range(len(batch))]
     for row, seq in enumerate(tokens.tolist()):
@@ -157,6 +155,19 @@ def sample(model: torch.nn.Module, batch: Batch, num: int = 1, max_len: int = 40
         log_prob = float(total[row])
         out[row // num].append(Hypothesis(seq[:length], normalise(log_prob, length + 1, alpha), log_prob))
     return out
+
+
+def _worth_compacting(ended: torch.Tensor) -> bool:
+    """Drop the ended examples (``ended``: one flag an example) once they are an eighth of the batch."""
+    return int(ended.sum()) * 8 >= len(ended)
+
+
+def _keep_examples(state: dict[str, torch.Tensor], kept: torch.Tensor, copies: int,
+                   shared: Collection[str]) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+    """The state of the ``kept`` examples only (each with its ``copies`` rows: beams, draws; the ``shared``
+    keys have one row an example), and the kept rows' indices among the current ones."""
+    rows = (kept.unsqueeze(1) * copies + torch.arange(copies, device=kept.device)).view(-1)
+    return {k: v.index_select(0, kept if k in shared else rows) for k, v in state.items()}, rows
 
 
 def _draw(probs: torch.Tensor, size: int, rows: torch.Tensor, generator: torch.Generator | None) -> torch.Tensor:
@@ -221,8 +232,7 @@ def beam_search(model: torch.nn.Module, batch: Batch, beam: int = 4, max_len: in
                 break
             if step_fn == model.step and search.worth_compacting():
                 kept = search.compact()  # (examples kept,)
-                rows = (kept.unsqueeze(1) * beam + torch.arange(beam, device=device)).view(-1)
-                state = {k: v.index_select(0, kept if k in shared else rows) for k, v in state.items()}
+                state, rows = _keep_examples(state, kept, beam, shared)
                 prev = prev.index_select(0, rows)
     return search.results()
 
@@ -319,7 +329,7 @@ class _BeamState:
         return bool(self._ended().all())
 
     def worth_compacting(self) -> bool:
-        return int(self._ended().sum()) * 8 >= self.size
+        return _worth_compacting(self._ended())
 
     def compact(self) -> torch.Tensor:
         """Drop the examples that have ended (their pools are final: an ended example merges nothing
