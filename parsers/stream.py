@@ -1,6 +1,7 @@
 """Tokenize a stream of JSON Lines, one result line per input line, whatever the input holds.
 
-Input lines: ``{"id": ..., "lf": ..., "names": {id: name}}`` (``names`` optional), read as bytes
+Input lines: ``{"id": ..., "lf": ..., "lf_type": ..., "names": {id: name}}`` (``lf_type`` and ``names``
+optional: a line without its own type has the caller's, ``auto`` telling it from the text), read as bytes
 by ``parsers.jsonl`` (split at ``\\n`` only, size, UTF-8, nesting, field types and lone surrogates
 checked). Output: ``{"id": ..., "tokens": [...]}`` or ``{"id": ..., "error": "line N: ..."}``. A bad
 line never stops the stream: it gets an error line naming its line number and what is wrong.
@@ -9,9 +10,10 @@ from __future__ import annotations
 
 from typing import BinaryIO, Iterator, Mapping
 
-from parsers import tokenize_lf
+from parsers import LF_TYPES, tokenize_lf
 from parsers.errors import LogicalFormError
 from parsers.jsonl import JsonLine, read_json_lines
+from parsers.lf_type import AUTO, LfTypeError, infer_lf_type
 
 
 def tokenize_json_lines(stream: BinaryIO, lf_type: str, names: Mapping[str, str] | None = None,
@@ -28,10 +30,14 @@ def tokenize_json_line(line: JsonLine, lf_type: str, names: Mapping[str, str],
     if line.record is None:
         return {"id": ident, "error": str(line.error)}
     record = line.record
+    kind = record.get("lf_type") or lf_type  # the line's own type comes first
+    if kind not in LF_TYPES and kind != AUTO:
+        return {"id": ident, "error": f"line {line.number}: unknown lf_type {kind!r} (sparql, sql, mr or da)"}
     try:
-        parsed = tokenize_lf(record["lf"], lf_type, names={**names, **(record.get("names") or {})},
+        kind = infer_lf_type(record["lf"]) if kind == AUTO else kind
+        parsed = tokenize_lf(record["lf"], kind, names={**names, **(record.get("names") or {})},
                              validate=validate, dialect=dialect)
-    except LogicalFormError as err:
+    except (LogicalFormError, LfTypeError) as err:
         return {"id": ident, "error": f"line {line.number}: {err}"}
     except Exception as err:  # noqa: BLE001 - a parser failure (RecursionError, ...) costs this line only
         return {"id": ident, "error": " ".join(f"line {line.number}: {type(err).__name__}: {err}".split())}

@@ -55,8 +55,17 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> tup
     # torch.ByteTensor"); the model is moved below and the optimizer moves its own state to the
     # parameters' device when it loads it.
     payload = read_payload(path)
-    model = build_model(ModelConfig.from_dict(payload["config"]))
-    model.load_state_dict(payload["model"])
+    try:
+        cfg = ModelConfig.from_dict(payload["config"])
+        for key, size in (("src_vocab", cfg.src_vocab_size), ("tgt_vocab", cfg.tgt_vocab_size)):
+            if not isinstance(payload[key], list) or len(payload[key]) != size or size < 5:
+                raise ValueError(f"its {key} holds {len(payload[key]) if isinstance(payload[key], list) else 'no'} "
+                                 f"tokens, its configuration says {size}")
+        model = build_model(cfg)
+        model.load_state_dict(payload["model"])
+    except (ValueError, TypeError, KeyError, RuntimeError) as err:  # a config, vocabulary or weights that disagree
+        why = " ".join(str(err).split())
+        raise CheckpointError(f"{path} is not a usable qgen model ({why[:300]})") from None
     model.to(device)
     model.eval()
     src_vocab, tgt_vocab = Vocab(payload["src_vocab"][4:]), Vocab(payload["tgt_vocab"][4:])

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import Iterable, List, Optional
 
 import typer
 
@@ -37,7 +37,20 @@ def _train_config(**fields):
     try:
         return TrainConfig(**fields)
     except ValueError as error:
-        fail(str(error), 2)
+        fail(_as_option(str(error)), 2)
+
+
+# The configuration field a message names -> the option of ``qgen train`` that sets it.
+_TRAIN_OPTIONS = {"epochs": "--epochs", "batch_size": "--batch-size", "learning_rate": "--learning-rate",
+                  "max_seconds": "--max-seconds", "teacher_forcing_per": "--teacher-forcing-per",
+                  "teacher_forcing": "--teacher-forcing", "seed": "--seed", "hidden_size": "--hidden",
+                  "embedding_dim": "--embedding", "num_layers": "--layers", "dropout": "--dropout"}
+
+
+def _as_option(message: str) -> str:
+    """A configuration error as the command line says it: 'batch_size must ...' -> '--batch-size must ...'."""
+    field = message.split(" ", 1)[0]
+    return _TRAIN_OPTIONS[field] + message[len(field):] if field in _TRAIN_OPTIONS else message
 
 
 def _model(name: Optional[Path]) -> Path:
@@ -56,6 +69,16 @@ def _model(name: Optional[Path]) -> Path:
         fail(f"--model/--checkpoint {path}: a folder without a qgen model (qgen-model.json); give a best.pt, an "
              "exported model folder, or default", 2)
     return path
+
+
+def _check_generator(checkpoint: Path, lf_types: Iterable[str]) -> None:
+    """A usage error, before any work: a parser given as the model, or a model not trained on these logical forms."""
+    from qgen.model_match import ModelMismatchError, check_generator
+
+    try:
+        check_generator(checkpoint, lf_types)  # a file that is no model: CheckpointError, exit 1
+    except ModelMismatchError as err:
+        fail(str(err), 2)
 
 
 def _check_count(count: int, from_file: Optional[str]) -> None:
@@ -101,31 +124,39 @@ def _parse_names(pairs: List[str], option: str = "--name ID=NAME") -> dict[str, 
 @app.command()
 def tokenize(
     lf: Optional[str] = typer.Argument(None, help="The logical form. Without it, JSON Lines are read from stdin."),
-    lf_type: str = typer.Option("sparql", "--lf-type", help="sparql, sql, mr (E2E) or da (dialogue act)."),
+    lf_type: str = typer.Option("auto", "--lf-type", help="sparql, sql, mr (E2E), da (dialogue act), or auto: told "
+                                                         "from each text (a line's own lf_type comes first)."),
     name: List[str] = typer.Option([], "--name", help="Entity name, ID=NAME (repeatable), e.g. m.01bkb=Bali."),
     no_validate: bool = typer.Option(False, "--no-validate", help="Skip rdflib/sqlglot validation."),
     dialect: str = typer.Option("sqlite", "--dialect", help="SQL dialect for sqlglot."),
 ) -> None:
     """Print the tokens of LF, space-separated; or tokenize JSON Lines from stdin.
 
-    Stdin lines: {"id": ..., "lf": ..., "names": {id: name}}. Output lines: {"id": ..., "tokens": [...]}
-    or {"id": ..., "error": "line N: ..."}, one per non-blank input line; a bad line never stops the stream.
+    Stdin lines: {"id": ..., "lf": ..., "lf_type": ..., "names": {id: name}}. Output lines: {"id": ...,
+    "tokens": [...]} or {"id": ..., "error": "line N: ..."}, one per non-blank input line; a bad line never
+    stops the stream, and the exit code is then 1.
     """
     from parsers import LF_TYPES, LogicalFormError, tokenize_lf
+    from parsers.lf_type import AUTO, LfTypeError, infer_lf_type
     from parsers.stream import tokenize_json_lines
 
-    if lf_type not in LF_TYPES:
-        fail(f"--lf-type must be one of {', '.join(LF_TYPES)}, got {lf_type!r}", 2)
+    if lf_type not in (*LF_TYPES, AUTO):
+        fail(f"--lf-type must be one of {', '.join(LF_TYPES)} or {AUTO}, got {lf_type!r}", 2)
     names = _parse_names(name)
     if lf is not None:
         try:
-            parsed = tokenize_lf(lf, lf_type, names=names, validate=not no_validate, dialect=dialect)
-        except LogicalFormError as err:
+            kind = infer_lf_type(lf) if lf_type == AUTO else lf_type
+            parsed = tokenize_lf(lf, kind, names=names, validate=not no_validate, dialect=dialect)
+        except (LogicalFormError, LfTypeError) as err:
             fail(str(err))
         typer.echo(" ".join(parsed.tokens))
         return
+    failed = 0
     for result in tokenize_json_lines(sys.stdin.buffer, lf_type, names, validate=not no_validate, dialect=dialect):
         typer.echo(json.dumps(result, ensure_ascii=False))
+        failed += "error" in result
+    if failed:
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -141,11 +172,20 @@ def preprocess(
     quiet: bool = typer.Option(False, "--quiet", "-q", help=option_help.QUIET),
 ) -> None:
     """Tokenize a dataset into <out>/<split>.parquet and <out>/rejects.parquet; print the counts."""
+    import os
+
     from qgen.preprocess import preprocess_dataset
     from qgen.progress import progress_bar
 
+    most = max(64, 4 * (os.cpu_count() or 1))  # a process each: 100,000 of them never started
+    if workers is not None and not 1 <= workers <= most:
+        fail(f"--workers must be between 1 and {most} (default: one a core), got {workers}", 2)
     with progress_bar(f"preprocess {dataset}", quiet) as update:
-        report = preprocess_dataset(dataset, out, data_dir=data_dir, split=split, workers=workers, progress=update)
+        try:
+            report = preprocess_dataset(dataset, out, data_dir=data_dir, split=split, workers=workers,
+                                        progress=update)
+        except FileNotFoundError as err:  # a file or folder that is not there
+            fail(str(err), 2)
     typer.echo(report.summary())
     typer.echo(f"inputs={report.inputs} examples={report.total_examples} rejects={report.rejects}")
     for path in report.files:
@@ -195,6 +235,14 @@ def train(
     if model not in VARIANTS:
         fail(f"--model must be one of {', '.join(VARIANTS)}, got {model!r}", 2)
     variant = VARIANTS[model]
+    if glove is not None and init_from is None:  # checked before any preprocessing or training
+        from qgen.glove import vector_size
+
+        if not glove.is_file():
+            fail(f"--glove {glove}: no such file", 2)
+        if vector_size(glove) != embedding:
+            fail(f"--glove {glove} holds vectors of {vector_size(glove)} values, the embedding has {embedding}; "
+                 f"set --embedding {vector_size(glove)} or give {embedding}-value vectors", 2)
     cfg = _train_config(epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, seed=seed,
                         max_seconds=max_seconds, glove_path=str(glove) if glove else None,
                         teacher_forcing=teacher_forcing, teacher_forcing_per=teacher_forcing_per,
@@ -202,7 +250,7 @@ def train(
     try:
         model_cfg = replace(variant.model, hidden_size=hidden, embedding_dim=embedding, num_layers=layers, dropout=dropout)
     except ValueError as error:
-        fail(str(error), 2)
+        fail(_as_option(str(error)), 2)
     if init_from is not None:  # the model is the checkpoint's: its sizes, whatever the options say
         from qgen.checkpoint import read_payload
 
@@ -239,7 +287,8 @@ def export(
 
 @app.command()
 def evaluate(
-    checkpoint: Path = typer.Option(..., "--checkpoint", help="A trained model (best.pt)."),
+    checkpoint: Path = typer.Option(..., "--checkpoint", "--model", help="A trained model (a best.pt, an exported "
+                                                                       "folder or default)."),
     examples: Path = typer.Argument(..., help="A preprocessed examples file with questions (e.g. DIR/test.parquet)."),
     out: Path = typer.Option(Path("out/evaluation"), "--out", help="predictions.txt, references.txt, ids.txt, metrics.json."),
     beam: int = typer.Option(4, "--beam"),
@@ -254,10 +303,15 @@ def evaluate(
     import json
 
     from qgen.benchmark import evaluate_checkpoint, headline
-    from qgen.checkpoint import read_payload
     from qgen.data import read_pairs
+    from qgen.decode import MAX_BEAM
+    from qgen.model_match import model_record
 
-    if read_payload(checkpoint).get("task") == "parse":
+    if not 1 <= beam <= MAX_BEAM:
+        fail(f"--beam must be between 1 and {MAX_BEAM}, got {beam}", 2)
+    checkpoint = _model(checkpoint)
+    lf_types = _evaluation_lf_types(examples)
+    if model_record(checkpoint).get("task") == "parse":
         from qgen.parse import evaluate_parser_file
 
         result = evaluate_parser_file(checkpoint, examples, out, beam, not raw_entities)
@@ -267,6 +321,7 @@ def evaluate(
         typer.echo(f"wrote {out.resolve()}")
         return
 
+    _check_generator(checkpoint, lf_types)
     pairs = read_pairs(examples, not raw_entities)
     from qgen.progress import progress_bar
 
@@ -281,6 +336,29 @@ def evaluate(
             typer.echo(f"plot {path}")
     typer.echo(headline(metrics["full"]))
     typer.echo(f"wrote {out.resolve()}")
+
+
+def _evaluation_lf_types(examples: Path) -> list[str]:
+    """The logical-form types of a file ``evaluate`` can score: a preprocessed examples file with at least one
+    example, each with its question; otherwise a one-line error (exit 1 unreadable, 2 the wrong file)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if not examples.is_file():
+        fail(f"{examples}: no such file (a preprocessed examples file: qgen preprocess writes DIR/test.parquet)", 2)
+    try:
+        table = pq.read_table(examples, columns=["id", "lf_type", "question_tokens"])
+    except (OSError, pa.ArrowException) as err:
+        fail(f"{examples}: not a preprocessed examples file (qgen preprocess writes them: DIR/test.parquet); "
+             f"{' '.join(str(err).split())}", 1)
+    if table.num_rows == 0:
+        fail(f"{examples}: no examples to score; give a split with examples (qgen preprocess: DIR/test.parquet)", 2)
+    unlabelled = [i for i, q in zip(table.column("id").to_pylist(), table.column("question_tokens").to_pylist())
+                  if not q]
+    if unlabelled:
+        fail(f"{examples}: {len(unlabelled)} of {table.num_rows} examples have no question to score against "
+             f"(e.g. {unlabelled[0]}); evaluate a split with questions (DIR/test.parquet, not unlabelled.parquet)", 2)
+    return sorted(set(table.column("lf_type").to_pylist()))
 
 
 @app.command()
@@ -318,6 +396,10 @@ def generate(
         fail(f"--beam must be between 1 and {MAX_BEAM}, got {beam}", 2)
     if not 1 <= num_return <= beam:
         fail(f"--num-return ({num_return}) must be between 1 and --beam ({beam})", 2)
+    if lf is not None and file is not None:
+        fail("give a logical form or --file, not both", 2)
+    if lf is not None and not lf.strip():
+        fail("the logical form is empty; give a query, or --file (or stdin) for many", 2)
     try:
         inputs = read_generate_inputs(lf, file, lf_type, data_dir)
     except (OSError, ValueError) as err:
@@ -328,6 +410,7 @@ def generate(
 
     failed = 0
     checkpoint = _model(checkpoint)
+    _check_generator(checkpoint, {item.lf_type for item in inputs if item.error is None})
     results = generate_questions(inputs, checkpoint, names=_parse_names(name), beam=beam, num_return=num_return,
                                  no_repeat=no_repeat)
     with progress_bar("generate", quiet or len(inputs) == 1) as update:
@@ -519,7 +602,8 @@ def downstream(
 def synthesize(
     checkpoint: Optional[Path] = typer.Option(None, "--checkpoint", "--model", help=option_help.MODEL),
     out: Path = typer.Option(Path("qgen-out/corpus"), "--out", help="The corpus folder (resumable)."),
-    from_file: Optional[str] = typer.Option(None, "--from-file", help="LFs: .jsonl/.parquet (id, lf, lf_type, names) or a dataset name."),
+    from_file: Optional[str] = typer.Option(None, "--from-file", help="LFs: .jsonl/.parquet (id, lf, lf_type?, names?), "
+                                                                     "text (one a line) or a dataset name."),
     from_graph: Optional[Path] = typer.Option(None, "--from-graph", help="Sample WebQSP-shaped SPARQL from an RDF file."),
     from_endpoint: Optional[str] = typer.Option(None, "--from-endpoint", help="Sample through a SPARQL endpoint URL."),
     from_tables: List[Path] = typer.Option([], "--from-tables", help="Sample WikiSQL-shaped SQL from CSV/Parquet files or one SQLite db."),
@@ -568,6 +652,8 @@ def synthesize(
     from qgen.synth.config import SynthesisConfig
     device = _device(device)  # before any reading or sampling
     checkpoint = _model(checkpoint)
+    # A parser as the model, or a sampler's logical-form type the model lacks (a file's types: in synthesize).
+    _check_generator(checkpoint, (["sparql"] if from_graph or from_endpoint else []) + (["sql"] if from_tables else []))
     if split_by not in ("none", "template"):
         fail(f"--split-by must be none or template, got {split_by!r}", 2)
     _check_count(count, from_file)
@@ -603,13 +689,21 @@ def synthesize(
                                        max_tokens=max_tokens, device=device, sampling=sampling)
     except ValueError as err:
         fail(str(err), 2)
-    if round_trip is not None:
+    if round_trip is not None and not quiet:
         typer.echo(f"round-trip filter: parser {parser}")
-    elif not no_round_trip:
+    elif not no_round_trip and not quiet:
         typer.echo("round-trip filter: off (no parser beside the model; --parser PATH names one)")
 
-    source = open_source(from_file, str(from_graph) if from_graph else None, from_endpoint,
-                         [str(p) for p in from_tables], substitute_from, count, seed, max_answers, data_dir=data_dir)
+    from qgen.synth.sources import SourceError
+
+    try:
+        source = open_source(from_file, str(from_graph) if from_graph else None, from_endpoint,
+                             [str(p) for p in from_tables], substitute_from, count, seed, max_answers,
+                             data_dir=data_dir)
+    except SourceError as err:  # a graph or tables file that cannot be read
+        fail(str(err), 1)
+    except ValueError as err:  # no source or several, a dataset name that is none
+        fail(str(err), 2)
     if dedup_against:
         from qgen.synth.dedup import skip_known
 
@@ -619,9 +713,14 @@ def synthesize(
             fail(str(err), 2)
     from qgen.progress import progress_bar
 
+    from qgen.model_match import ModelMismatchError
+
     with progress_bar("synthesize", quiet) as update:
-        manifest = synthesize_from_source(source, checkpoint, out, config, log=_log(quiet),
-                                          progress=lambda done: update(done, None))
+        try:
+            manifest = synthesize_from_source(source, checkpoint, out, config, log=_log(quiet),
+                                              progress=lambda done: update(done, None))
+        except ModelMismatchError as err:  # checked before anything is written
+            fail(str(err), 2)
     counts = manifest["counts"]
     typer.echo(f"inputs={counts['inputs']} pairs={counts['pairs']} rejects={counts['rejects']}")
     if split_by == "template":
@@ -650,7 +749,8 @@ def demo(
 
 @app.command()
 def serve(
-    checkpoint: Path = typer.Option(..., "--checkpoint", help="The model (best.pt) the scheduled runs use."),
+    checkpoint: Path = typer.Option(..., "--checkpoint", "--model", help="The model the scheduled runs use (a "
+                                                                       "best.pt, an exported folder or default)."),
     out: str = typer.Option("qgen-out/scheduled/{date}-{time}", "--out",
                             help="The corpus folder of each run; {date} and {time} are the run's scheduled day "
                                  "and time (UTC), so each run writes its own."),
@@ -680,6 +780,8 @@ def serve(
     from flows.serve import deploy_to_work_pool, deployment_parameters, serve_synthesis
 
     _check_count(count, from_file)
+    checkpoint = _model(checkpoint)  # refused now, not at the first scheduled run
+    _check_generator(checkpoint, (["sparql"] if from_graph or from_endpoint else []) + (["sql"] if from_tables else []))
 
     params = deployment_parameters(str(checkpoint.resolve()), str(Path(out).resolve()),
                                    str(from_graph.resolve()) if from_graph else None,
@@ -760,7 +862,7 @@ def run() -> None:
     try:
         # Without standalone mode click *returns* the code of a typer.Exit (raised by ``fail``) instead
         # of raising it, so it must be passed on, or every refused input would exit 0.
-        code = app(standalone_mode=False)
+        code = app(standalone_mode=False, prog_name="qgen")
         sys.exit(code if isinstance(code, int) else 0)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
@@ -771,8 +873,12 @@ def run() -> None:
             raise
         import click
 
-        if isinstance(exc, (click.ClickException, typer.TyperException)) and hasattr(exc, "show"):
-            exc.show()  # a usage error: click's message and exit code 2 (typer raises its own vendored click's)
+        if isinstance(exc, (click.ClickException, typer.TyperException)) and hasattr(exc, "format_message"):
+            # A usage error (typer raises its own vendored click's): click's message, in one line with the
+            # command's help to read, instead of click's usage block; exit code 2 (click's own code).
+            ctx = getattr(exc, "ctx", None)
+            hint = f" (see: {ctx.command_path} --help)" if ctx is not None else ""
+            typer.echo(f"error: {' '.join(exc.format_message().split())}{hint}", err=True)
             sys.exit(exc.exit_code)
         typer.echo(f"error: {type(exc).__name__}: {' '.join(str(exc).split())}", err=True)
         sys.exit(1)

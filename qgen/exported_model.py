@@ -75,8 +75,9 @@ def read_exported(path: str | Path) -> dict[str, Any]:
         manifest = json.loads((folder / MANIFEST).read_text())
         weights = load_file(str(folder / WEIGHTS))
         vocabs = {name: json.loads((folder / f"{name}.json").read_text()) for name in ("src_vocab", "tgt_vocab")}
-    except (OSError, ValueError) as err:
-        raise CheckpointError(f"{folder} is not a readable qgen model folder ({err})") from None
+    except Exception as err:  # noqa: BLE001 - OSError, JSON's ValueError, safetensors' SafetensorError
+        why = " ".join(f"{type(err).__name__}: {err}".split())
+        raise CheckpointError(f"{folder} is not a readable qgen model folder ({why[:300]})") from None
     if manifest.get("format") != FORMAT:
         raise CheckpointError(f"{folder} is not a qgen model folder (no {FORMAT!r} format mark in {MANIFEST})")
     model = {k: v.float() if v.is_floating_point() else v for k, v in weights.items()}

@@ -102,11 +102,19 @@ def generate_questions(inputs: Sequence[str | TextLine | GenerateInput], checkpo
 
     if not 1 <= num_return <= beam:
         raise ValueError(f"--num-return ({num_return}) must be between 1 and --beam ({beam})")
+    from qgen.model_match import check_generator, model_record, unknown_lf_type
+
+    record = model_record(resolve_model(checkpoint))
+    check_generator(checkpoint, facts=record)  # a parser writes no questions
     items = [_as_input(item, i, lf_type) for i, item in enumerate(inputs, 1)]
     parsed: list[list[str] | str] = []
     for item in items:
         if item.error is not None:
             parsed.append(item.error)
+            continue
+        wrong_type = unknown_lf_type(record, item.lf_type)
+        if wrong_type is not None:
+            parsed.append(f"{item.where}lf_type {item.lf_type}: {wrong_type}")
             continue
         try:
             parsed.append(tokenize_lf(item.lf, item.lf_type, names={**item.names, **(names or {})}).tokens)

@@ -20,12 +20,28 @@ def load_vectors(path: str | Path, vocab: Vocab, embedding: torch.nn.Embedding) 
         for number, line in enumerate(handle, 1):
             word, _, rest = line.rstrip("\n").partition(" ")
             index = vocab.stoi.get(word)
-            if index is None or index < 4:
+            # The first line is checked whatever its word: a file of other vectors (another size) is
+            # refused, not silently left unused because none of its words happened to be looked at.
+            if number > 1 and (index is None or index < 4):
                 continue
             values = rest.split(" ")
             if len(values) != dim:
-                raise ValueError(f"{path} line {number}: {len(values)} values, the embedding has {dim}")
+                raise ValueError(f"{path} line {number}: {len(values)} values, the embedding has {dim} "
+                                 f"(give vectors of the --embedding size, or set --embedding {len(values)})")
+            try:
+                vector = torch.tensor([float(v) for v in values])
+            except ValueError:
+                raise ValueError(f"{path} line {number}: not a word and {dim} numbers (GloVe's text format)") from None
+            if index is None or index < 4:
+                continue
             with torch.no_grad():
-                embedding.weight[index] = torch.tensor([float(v) for v in values])
+                embedding.weight[index] = vector
             found += 1
     return found
+
+
+def vector_size(path: str | Path) -> int:
+    """The number of values on the file's first line (every line of a GloVe file has as many)."""
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        first = handle.readline().rstrip("\n")
+    return len(first.split(" ")) - 1 if first else 0

@@ -11,7 +11,7 @@ import multiprocessing
 import os
 import re
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping
 
@@ -211,16 +211,38 @@ def dataset_names(records: Iterable[RawExample]) -> dict[str, str]:
     return table
 
 
+def _unique_ids(records: Iterable[RawExample]) -> Iterator[RawExample]:
+    """A user's file: a record whose id an earlier one has is a reject (load), not a second example under it."""
+    first: dict[str, int] = {}
+    for position, record in enumerate(records, 1):
+        if record.load_error is None and record.id in first:
+            yield replace(record, load_error=f"duplicate id {record.id!r} (first at record {first[record.id]})")
+            continue
+        first.setdefault(record.id, position)
+        yield record
+
+
+def _of_split(records: list[RawExample], split: str, path: Path) -> list[RawExample]:
+    """``--split`` on a file: its records of that split (a record that could not be read has no split to
+    tell, and stays: a reject). None of that split is an error naming the splits there are."""
+    kept = [r for r in records if r.split == split or r.load_error is not None]
+    if not any(r.load_error is None for r in kept):
+        there = sorted({r.split for r in records if r.load_error is None})
+        raise ValueError(f"{path}: no records of split {split!r} (its splits: {', '.join(there) or 'none'})")
+    return kept
+
+
 def preprocess_dataset(dataset: str, out_dir: str | Path, data_dir: str | Path | None = None,
                        split: str | None = None, workers: int | None = None,
                        progress: Callable[[int, int], None] | None = None) -> PreprocessReport:
     """Preprocess a named dataset (see ``qgen.datasets.registry``) or a JSON Lines file of LFs."""
-    from qgen.datasets.jsonl import load_jsonl
-    from qgen.datasets.registry import load_dataset
+    from qgen.datasets.registry import DATASETS, load_dataset
+    from qgen.samplers.files import read_logical_forms
 
     path = Path(dataset)
-    if path.suffix == ".jsonl" and path.is_file():
-        records, name = list(load_jsonl(path)), path.stem
+    if path.is_file() and path.suffix != ".json":  # JSON Lines, Parquet or text: the inputs generate reads
+        records, name = list(_unique_ids(read_logical_forms(path, "auto"))), path.stem
+        records = _of_split(records, split, path) if split else records
     elif path.suffix == ".json" and path.is_file():  # LC-QuAD 1/2 or QALD, its split from the file name
         from qgen.datasets import sparql_json
 
@@ -229,6 +251,9 @@ def preprocess_dataset(dataset: str, out_dir: str | Path, data_dir: str | Path |
         from qgen.datasets import sparql_json
 
         records, name = list(sparql_json.load(path, split)), path.name
+    elif dataset not in DATASETS and (path.suffix or len(path.parts) > 1):
+        raise FileNotFoundError(f"{dataset}: no such file or folder (a .jsonl, .parquet or text file of logical "
+                                f"forms, an LC-QuAD/QALD .json, or a dataset name: {', '.join(sorted(DATASETS))})")
     else:
         records, name = list(load_dataset(dataset, data_dir, split)), dataset
     config = {"dataset": dataset, "data_dir": str(data_dir or ""), "split": split, "workers": workers}

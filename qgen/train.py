@@ -57,6 +57,13 @@ class TrainConfig:
     loss_per: str = "token"
 
     def __post_init__(self) -> None:
+        for name in ("epochs", "batch_size"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be 1 or more, got {getattr(self, name)!r}")
+        if not (math.isfinite(self.learning_rate) and self.learning_rate > 0):
+            raise ValueError(f"learning_rate must be a finite number above 0, got {self.learning_rate}")
+        if self.max_seconds is not None and not (math.isfinite(self.max_seconds) and self.max_seconds >= 0):
+            raise ValueError(f"max_seconds must be a finite number of seconds, 0 or more, got {self.max_seconds}")
         if not 0.0 <= self.teacher_forcing <= 1.0:
             raise ValueError(f"teacher_forcing must be in [0, 1], got {self.teacher_forcing}")
         if self.seed < 0:

@@ -43,6 +43,11 @@ class ModelConfig:
             raise ValueError(f"copy must be one of {COPY_MODES}, got {self.copy!r}")
         if self.memory not in MEMORY_WRITERS:
             raise ValueError(f"memory must be one of {MEMORY_WRITERS}, got {self.memory!r}")
+        for name in ("embedding_dim", "hidden_size", "num_layers"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be 1 or more, got {getattr(self, name)}")
+        if not 0.0 <= self.dropout < 1.0:  # also refuses nan
+            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
         if self.hidden_size % 2:
             raise ValueError("hidden_size must be even (two encoder directions of hidden_size / 2)")
         if self.coverage_dim and self.copy == "none":

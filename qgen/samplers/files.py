@@ -1,4 +1,5 @@
-"""Logical forms a user already has: JSON Lines, Parquet with the same columns, or a named dataset.
+"""Logical forms a user already has: JSON Lines, Parquet with the same columns, plain text (one logical
+form a line), or a named dataset.
 
 Columns (JSON keys): ``id``, ``lf``, ``lf_type`` (sparql | sql | mr | da), optional ``names``
 (entity id -> name: a JSON object, a Parquet map or struct, or a JSON string), ``question``,
@@ -9,6 +10,7 @@ Columns (JSON keys): ``id``, ``lf``, ``lf_type`` (sparql | sql | mr | da), optio
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -36,8 +38,29 @@ def read_logical_forms(path: str | Path, lf_type: str | None = None, data_dir: s
         return load_jsonl(path, lf_type)
     if suffix in PARQUET_SUFFIXES:
         return load_parquet(path, lf_type)
+    if path.is_file():
+        return load_text(path, lf_type)
     known = ", ".join(sorted(DATASETS))
-    raise ValueError(f"{path}: expected a .jsonl or .parquet file or a dataset name ({known})")
+    raise ValueError(f"{path}: no such file, and not a dataset name ({known}); give a .jsonl, .parquet or text "
+                     "file (one logical form a line)")
+
+
+def load_text(path: str | Path, lf_type: str | None = None) -> Iterator[RawExample]:
+    """One logical form a line, its type told from its text under ``auto`` (a line that is a JSON object
+    is read as a record); a line that cannot be read (too long, not UTF-8) is a record with ``load_error``."""
+    from parsers.jsonl import read_text_lines
+
+    path = Path(path)
+    with open(path, "rb") as handle:
+        for line in read_text_lines(handle):
+            ident = f"line-{line.number}"
+            text = line.text if line.text.lstrip().startswith("{") else json.dumps({"id": ident, "lf": line.text})
+            if line.error is not None:  # the text is a shortened, printable copy: nothing to tokenize
+                text = json.dumps({"id": ident, "lf": ""})
+                yield replace(parse_line(text, ident, lf_type, path.stem, line.number, "line"),
+                              logical_form="", load_error=str(line.error))
+                continue
+            yield parse_line(text, ident, lf_type, path.stem, line.number, "line")
 
 
 def load_parquet(path: str | Path, lf_type: str | None = None, source: str | None = None,

@@ -53,6 +53,7 @@ import torch
 
 from qgen.checkpoint import file_checksum, read_payload
 from qgen.datasets.records import RawExample
+from qgen.model_match import check_generator
 from qgen.io.output_folder import FolderKind, OutputFolderError, write_file, writes_folder
 from qgen.io.parquet import ParquetSink
 from qgen.synth.card import model_facts, write_card
@@ -141,14 +142,17 @@ def synthesize(records: Iterable[RawExample], checkpoint: str | Path, out_dir: s
         settings["candidates"] = config.candidate_count
     if config.sampling:  # as no_repeat
         settings["sampling"] = config.sampling
+    if not lf_types:  # a file of logical forms: its first readable record's type is checked up front
+        records = iter(records)
+        first = next(records, None)
+        if first is not None:
+            records = chain([first], records)
+            lf_types = [first.lf_type] if first.load_error is None and first.lf_type else None
+    # Refused before anything is written: a parser as the model, or a model for other logical forms (a
+    # later record of a type the model lacks becomes a reject row, qgen.synth.generator).
+    check_generator(checkpoint, lf_types or ())
     if round_trip is not None:  # the parse runs where the generation does
         round_trip = replace(round_trip, device=device_type)
-        if not lf_types:  # a file of logical forms: its first readable record's type is checked up front
-            records = iter(records)
-            first = next(records, None)
-            if first is not None:
-                records = chain([first], records)
-                lf_types = [first.lf_type] if first.load_error is None and first.lf_type else None
     judge = _round_trip_judge(round_trip, checkpoint, lf_types)
     if judge is not None:  # only when set, as no_repeat
         settings["round_trip"] = {**judge.settings(), "parser": file_checksum(judge.checkpoint)}

@@ -43,6 +43,7 @@ import torch
 
 from parsers import tokenize_lf
 from qgen.checkpoint import file_checksum, load_checkpoint
+from qgen.model_match import check_generator, unknown_lf_type
 from qgen.cpu_memory import reuse_freed_memory
 from qgen.datasets.records import RawExample
 from qgen.decode import Hypothesis, beam_search, sample
@@ -111,7 +112,9 @@ class QuestionWriter:
         self.device = resolve_device(device) if isinstance(device, str) else device
         if self.device.type == "cpu":
             reuse_freed_memory()  # the rewritten memory is tens of MB a step (qgen.cpu_memory)
-        self.model, self.src_vocab, self.tgt_vocab, _ = load_checkpoint(checkpoint, self.device)
+        self.model, self.src_vocab, self.tgt_vocab, payload = load_checkpoint(checkpoint, self.device)
+        check_generator(checkpoint, facts=payload)  # a parser writes no questions
+        self.model_record = {key: payload.get(key) for key in ("task", "lf_types")}  # what it was trained on
         self.model_id = "sha256:" + file_checksum(checkpoint)
         self.copy_mode = self.model.cfg.copy
         self.beam, self.alpha, self.max_len = beam, alpha, max_len
@@ -164,6 +167,9 @@ class QuestionWriter:
 
         if record.load_error:
             return reject("load", record.load_error)
+        wrong_type = unknown_lf_type(self.model_record, record.lf_type)
+        if wrong_type is not None:
+            return reject("input", f"lf_type {record.lf_type}: {wrong_type}")
         try:
             with time_limit(self.tokenize_timeout_s):
                 parsed = tokenize_lf(record.logical_form, record.lf_type, names=record.names, labels=self.labels)

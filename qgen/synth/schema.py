@@ -20,7 +20,7 @@ SCHEMA_VERSION = "synth-1.0"
 
 # Reject stages, in the order an input meets them.
 STAGES = (
-    "input",  # the input itself: a duplicate id
+    "input",  # the input itself: a duplicate id, or a logical-form type the model was not trained on
     "load",  # the loader or sampler flagged the record (RawExample.load_error, e.g. a KB query timeout)
     "tokenize",  # parsers.tokenize_lf raised (bad SPARQL/SQL), or the LF is longer than max_src_len
     "timeout",  # tokenizing/validating took longer than the time limit

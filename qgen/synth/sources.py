@@ -13,6 +13,16 @@ from typing import Any, Iterator, Sequence
 from qgen.datasets.records import RawExample
 
 
+class SourceError(ValueError):
+    """A graph or tables file that cannot be read: the message names the option, the file and why."""
+
+
+def _why(err: Exception) -> str:
+    """The reader's reason, in one line."""
+    text = " ".join(str(err).split())
+    return f"{type(err).__name__}: {text[:300]}" if text else type(err).__name__
+
+
 @dataclass
 class Source:
     records: Iterator[RawExample]
@@ -47,7 +57,14 @@ def open_source(from_file: str | None = None, from_graph: str | None = None, fro
 
         config = TableSamplerConfig(seed=seed, max_answers=max_answers)
         paths = list(from_tables)
-        sampler = TableSampler(connect_tables(paths), config)
+        for path in paths:
+            if not Path(path).is_file():
+                raise SourceError(f"--from-tables {path}: no such file")
+        try:
+            sampler = TableSampler(connect_tables(paths), config)
+        except Exception as err:  # noqa: BLE001 - pandas, pyarrow, sqlite: whichever reader refused the file
+            raise SourceError(f"--from-tables {', '.join(paths)}: not readable as CSV/Parquet tables or one "
+                              f"SQLite database ({_why(err)})") from None
         return Source(sampler.sample(count), "tables", ", ".join(paths), sampler, options)
     from qgen.samplers.kg import KGSampler, KGSamplerConfig
 
@@ -75,6 +92,14 @@ def load_graph(path: str) -> Any:
     from rdflib import Graph
     from rdflib.util import guess_format
 
+    if not Path(path).is_file():
+        raise SourceError(f"--from-graph {path}: no such file")
     graph = Graph()
-    graph.parse(path, format=guess_format(path) or "turtle")
+    try:
+        graph.parse(path, format=guess_format(path) or "turtle")
+    except Exception as err:  # noqa: BLE001 - rdflib's parsers raise many kinds
+        raise SourceError(f"--from-graph {path}: not a readable RDF file (Turtle, N-Triples, RDF/XML ... by its "
+                          f"extension; {_why(err)})") from None
+    if len(graph) == 0:
+        raise SourceError(f"--from-graph {path}: the graph holds no triples; nothing to sample")
     return graph

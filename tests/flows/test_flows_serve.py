@@ -23,9 +23,8 @@ def harness() -> Iterator[None]:
         yield
 
 
-def test_serve_registers_a_scheduled_deployment(harness: None, tmp_path: Path) -> None:
-    checkpoint = tmp_path / "best.pt"
-    checkpoint.write_bytes(b"not read until a run starts")
+def test_serve_registers_a_scheduled_deployment(harness: None, tmp_path: Path, tiny_checkpoint: Path) -> None:
+    checkpoint = tiny_checkpoint  # read when serving starts: a file that is no question generator is refused
     graph = REPO / "data" / "demo" / "demo_kg.ttl"
     result = runner.invoke(app, ["serve", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "corpus"),
                                  "--from-graph", str(graph), "--count", "250", "--cron", "30 4 * * 1",
@@ -44,13 +43,14 @@ def test_serve_registers_a_scheduled_deployment(harness: None, tmp_path: Path) -
     assert schedule.schedule.timezone == "Europe/Berlin"
 
 
-def test_serve_registers_the_deployment_for_a_work_pool_instead(harness: None, tmp_path: Path) -> None:
+def test_serve_registers_the_deployment_for_a_work_pool_instead(harness: None, tmp_path: Path,
+                                                               tiny_checkpoint: Path) -> None:
     from prefect.client.schemas.actions import WorkPoolCreate
 
     with get_client(sync_client=True) as client:
         client.create_work_pool(WorkPoolCreate(name="qgen-pool", type="process"))
     tables = [str(REPO / "data" / "demo" / t) for t in ("ferries.csv", "festivals.csv")]
-    result = runner.invoke(app, ["serve", "--checkpoint", str(tmp_path / "best.pt"), "--from-tables", tables[0],
+    result = runner.invoke(app, ["serve", "--checkpoint", str(tiny_checkpoint), "--from-tables", tables[0],
                                  "--from-tables", tables[1], "--work-pool", "qgen-pool", "--name", "pooled",
                                  "--no-repeat"])
     assert result.exit_code == 0, result.output
@@ -86,14 +86,14 @@ def test_each_scheduled_run_draws_its_own_seed_unless_one_is_fixed() -> None:
         assert run_seed(None) == int(datetime(2026, 3, 1, 3, 0, tzinfo=timezone.utc).timestamp())
 
 
-def test_serve_needs_exactly_one_source(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["serve", "--checkpoint", str(tmp_path / "best.pt"), "--once"])
+def test_serve_needs_exactly_one_source(tmp_path: Path, tiny_checkpoint: Path) -> None:
+    result = runner.invoke(app, ["serve", "--checkpoint", str(tiny_checkpoint), "--once"])
     assert result.exit_code != 0 and "exactly one of" in str(result.exception)
     with pytest.raises(ValueError, match="exactly one"):
         deployment_parameters("m.pt", "out", from_graph="g.ttl", from_file="lfs.jsonl")
 
 
-def test_sigterm_stops_serving_and_pauses_the_schedule(harness: None, tmp_path: Path) -> None:
+def test_sigterm_stops_serving_and_pauses_the_schedule(harness: None, tmp_path: Path, tiny_checkpoint: Path) -> None:
     """systemd and Kubernetes stop a service with SIGTERM: the schedule must not stay active behind it."""
     import os
     import signal
@@ -105,7 +105,7 @@ def test_sigterm_stops_serving_and_pauses_the_schedule(harness: None, tmp_path: 
 
     env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value(), "PYTHONPATH": str(REPO)}
     command = [sys.executable, "-c", "from qgen.cli import app; app()", "serve", "--checkpoint",
-               str(tmp_path / "best.pt"), "--from-graph", str(REPO / "data" / "demo" / "demo_kg.ttl"),
+               str(tiny_checkpoint), "--from-graph", str(REPO / "data" / "demo" / "demo_kg.ttl"),
                "--name", "terminated", "--cron", "0 3 * * *"]
     served = subprocess.Popen(command, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True)

@@ -39,14 +39,27 @@ def test_tokenize_stream_survives_bad_lines() -> None:
         json.dumps({"id": "b", "lf": "DELETE WHERE { ?s ?p ?o }"}),
         json.dumps({"id": "c"}),
         json.dumps({"id": "d", "lf": "SELECT ?x WHERE { ?x ns:p ns:m.02 }"}),
+        json.dumps({"id": "e", "lf": "SELECT name FROM t WHERE age > 3", "lf_type": "sql"}),
+        json.dumps({"id": "f", "lf": "x", "lf_type": "cypher"}),
     ])
     result = runner.invoke(app, ["tokenize", "--lf-type", "sparql"], input=lines + "\n")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # every line is answered; some failed
     out = [json.loads(line) for line in result.stdout.splitlines()]
-    assert [o.get("id") for o in out] == ["a", None, "b", "c", "d"]
+    assert [o.get("id") for o in out] == ["a", None, "b", "c", "d", "e", "f"]
     assert "tokens" in out[0] and out[0]["tokens"][:2] == ["select", "distinct"]
     assert "not JSON" in out[1]["error"] and "SPARQL Update (DELETE)" in out[2]["error"]
     assert "no 'lf'" in out[3]["error"] and out[4]["tokens"][-3:] == ["ent:", "<e0>", "}"]
+    assert out[5]["tokens"] == ["select", "name", "from", "t", "where", "age", ">", "3"]  # its own lf_type
+    assert out[6]["error"] == "line 7: unknown lf_type 'cypher' (sparql, sql, mr or da)"
+
+
+def test_tokenize_tells_the_type_from_the_text() -> None:
+    lines = [json.dumps({"id": "s", "lf": "SELECT name FROM t"}), json.dumps({"id": "h", "lf": "hello"})]
+    result = runner.invoke(app, ["tokenize"], input="\n".join(lines) + "\n")
+    out = [json.loads(line) for line in result.stdout.splitlines()]
+    assert result.exit_code == 1 and out[0]["tokens"] == ["select", "name", "from", "t"]
+    assert out[1]["error"].startswith("line 2: cannot tell the logical-form type of 'hello'")
+    assert runner.invoke(app, ["tokenize", "SELECT name FROM t"]).stdout == "select name from t\n"
 
 
 def test_tokenize_bad_lf_is_one_line_and_nonzero() -> None:
@@ -111,7 +124,7 @@ def test_console_script_exits_nonzero_when_it_refuses_an_option() -> None:
     proc = subprocess.run([sys.executable, "-c", "from qgen.cli import run; run()", "benchmark", "webqsp",
                            "--teacher-forcing", "2"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2, proc.stderr
-    assert proc.stderr.strip() == "error: teacher_forcing must be in [0, 1], got 2.0"
+    assert proc.stderr.strip() == "error: --teacher-forcing must be in [0, 1], got 2.0"
 
 
 def test_benchmark_refuses_an_unknown_model(tmp_path: Path) -> None:

@@ -107,3 +107,33 @@ def test_a_split_that_is_not_a_plain_name_is_a_reject_and_nothing_is_written_out
     rejects = pd.read_parquet(out / "rejects.parquet")
     assert sorted(rejects["id"]) == ["r1", "r2", "r3", "r4"]
     assert all(error.startswith("split ") for error in rejects["error"])
+
+
+def test_a_file_of_any_input_format_with_split_and_duplicate_ids(tmp_path: Path) -> None:
+    """preprocess reads what generate reads (text lines too); --split picks a file's records of that split;
+    a repeated id is a reject, not a second example under one id."""
+    path = tmp_path / "forms.txt"
+    path.write_text("\n".join([
+        json.dumps({"id": "a", "lf": "SELECT name FROM t", "question": "which names ?"}),
+        json.dumps({"id": "a", "lf": "SELECT x FROM t", "question": "which x ?"}),
+        json.dumps({"id": "d", "lf": "SELECT y FROM t", "question": "which y ?", "split": "dev"}),
+        "SELECT z FROM t"]) + "\n")
+    report = preprocess_dataset(str(path), tmp_path / "all", workers=1)
+    assert (report.inputs, report.examples, report.rejects) == (4, {"train": 1, "dev": 1, "unlabelled": 1}, 1)
+    [reject] = pd.read_parquet(tmp_path / "all" / "rejects.parquet").to_dict("records")
+    assert reject["id"] == "a" and reject["error"] == "duplicate id 'a' (first at record 1)"
+    assert preprocess_dataset(str(path), tmp_path / "dev", split="dev", workers=1).examples == {"dev": 1}
+    with pytest.raises(ValueError, match=r"no records of split 'test' \(its splits: dev, train, unlabelled\)"):
+        preprocess_dataset(str(path), tmp_path / "test", split="test", workers=1)
+    with pytest.raises(FileNotFoundError, match="nosuch.jsonl: no such file or folder"):
+        preprocess_dataset(str(tmp_path / "nosuch.jsonl"), tmp_path / "none", workers=1)
+
+
+def test_preprocess_refuses_a_worker_count_it_cannot_start(tmp_path: Path, demo_sample: Path) -> None:
+    from typer.testing import CliRunner
+
+    from qgen.cli import app
+
+    for workers in ("0", "-3", "100000"):
+        result = CliRunner().invoke(app, ["preprocess", str(demo_sample), "--workers", workers, "--out", str(tmp_path)])
+        assert result.exit_code == 2 and "--workers must be between 1 and" in result.stderr

@@ -70,3 +70,45 @@ def test_generate_usage_errors_exit_2(qgen: Qgen, tiny_checkpoint: Path) -> None
     assert code == 2 and err.startswith("error: --lf-type must be one of sparql, sql, mr, da")
     code, _, err = qgen("generate", "--checkpoint", tiny_checkpoint, "--bogus", LF)
     assert code == 2 and "No such option" in err
+    code, _, err = qgen("generate", "--checkpoint", tiny_checkpoint, "--file", "lfs.txt", LF)
+    assert code == 2 and err.strip() == "error: give a logical form or --file, not both"
+    code, _, err = qgen("generate", "--checkpoint", tiny_checkpoint, " ")
+    assert code == 2 and err.startswith("error: the logical form is empty")
+    code, _, err = qgen("synthesize", "--checkpoint", tiny_checkpoint, "--out", "unused")
+    assert code == 2 and err.strip() == ("error: give exactly one of --from-file, --from-graph, --from-endpoint, "
+                                         "--from-tables")
+
+
+def _empty_source_vocabulary(folder: Path) -> None:
+    (folder / "src_vocab.json").write_text("[]\n")
+
+
+def _truncated_weights(folder: Path) -> None:
+    weights = folder / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:100])
+
+
+def _weights_of_another_size(folder: Path) -> None:
+    import json
+
+    manifest = json.loads((folder / "qgen-model.json").read_text())
+    manifest["config"]["hidden_size"] *= 2
+    (folder / "qgen-model.json").write_text(json.dumps(manifest))
+
+
+@pytest.mark.parametrize("damage, says", [
+    (_empty_source_vocabulary, "is not a usable qgen model (its src_vocab holds 0 tokens, its configuration says"),
+    (_truncated_weights, "is not a readable qgen model folder (SafetensorError: "),
+    (_weights_of_another_size, "is not a usable qgen model (Error(s) in loading state_dict"),
+])
+def test_a_damaged_model_folder_is_one_line(damage: Callable[[Path], None], says: str, qgen: Qgen,
+                                            tiny_checkpoint: Path, tmp_path: Path) -> None:
+    """A model folder whose parts disagree is refused, never run with an empty vocabulary (nonsense) or
+    stopped by a bare torch or safetensors error."""
+    from qgen.exported_model import export_model
+
+    folder = export_model(tiny_checkpoint, tmp_path / "model")
+    damage(folder)
+    code, out, err = qgen("generate", "--model", folder, LF)
+    assert code == 1 and not out and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"error: CheckpointError: {folder} {says}"), err

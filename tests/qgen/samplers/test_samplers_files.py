@@ -64,5 +64,19 @@ def test_dataset_names_and_unknown_inputs(tmp_path: Path) -> None:
     fixtures = Path(__file__).resolve().parents[2] / "fixtures" / "datasets"
     records = list(read_logical_forms("webqsp", data_dir=fixtures, split="test"))
     assert records and all(r.source == "webqsp" and r.lf_type == "sparql" for r in records)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="forms.csv: no such file, and not a dataset name"):
         read_logical_forms(tmp_path / "forms.csv")
+
+
+def test_text_one_logical_form_a_line(tmp_path: Path) -> None:
+    """What `qgen generate --file` reads, `synthesize --from-file` reads too: a line, or a JSON record a line."""
+    path = tmp_path / "forms.txt"
+    path.write_bytes(b"SELECT ?x WHERE { ?x ns:p ns:m.02 }\n\nhello\n"
+                     b'{"id": "j", "lf": "SELECT name FROM t", "names": {"a": "b"}}\n\xff oops\n')
+    records = list(read_logical_forms(path, "auto"))
+    assert [(r.id, r.lf_type, r.load_error is None) for r in records] == [
+        ("line-1", "sparql", True), ("line-3", "", False), ("j", "sql", True), ("line-5", "", False)]
+    assert records[0].logical_form == "SELECT ?x WHERE { ?x ns:p ns:m.02 }" and records[2].names == {"a": "b"}
+    assert records[1].load_error.startswith("line 3: cannot tell the logical-form type of 'hello'")
+    assert "not UTF-8" in records[3].load_error
+    assert [r.lf_type for r in read_logical_forms(path, "sql")][:1] == ["sql"]  # a given type is every line's

@@ -1,0 +1,52 @@
+"""``qgen evaluate`` on a file it cannot score: one line naming the file and the fix, never a KeyError
+or a BLEU of 0 against missing references."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+Qgen = Callable[..., "tuple[int, str, str]"]
+
+
+def _examples(path: Path, questions: list[list[str]]) -> Path:
+    rows = len(questions)
+    pq.write_table(pa.table({
+        "id": [f"q{i}" for i in range(rows)], "source": ["file"] * rows, "lf_type": ["sparql"] * rows,
+        "lf_tokens": [["select", "?", "x", "where", "{", "ent:", "oslo", "}"]] * rows,
+        "lf_tokens_raw": [["select", "?", "x", "where", "{", "ent:", "oslo", "}"]] * rows,
+        "question_tokens": pa.array(questions, type=pa.list_(pa.string()))}), path)
+    return path
+
+
+@pytest.mark.parametrize("questions, expected", [
+    ([], "no examples to score"),
+    ([["what", "is", "oslo", "?"], []], "1 of 2 examples have no question to score against (e.g. q1)"),
+])
+def test_a_file_without_references_is_refused(qgen: Qgen, tiny_checkpoint: Path, tmp_path: Path,
+                                              questions: list[list[str]], expected: str) -> None:
+    examples = _examples(tmp_path / "test.parquet", questions)
+    code, out, err = qgen("evaluate", "--checkpoint", tiny_checkpoint, examples, "--out", tmp_path / "ev")
+    assert code == 2 and not out and err.startswith(f"error: {examples}: {expected}")
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "ev").exists()
+
+
+def test_files_that_are_not_examples_and_a_bad_beam(qgen: Qgen, tiny_checkpoint: Path, tmp_path: Path) -> None:
+    code, _, err = qgen("evaluate", "--checkpoint", tiny_checkpoint, tmp_path / "nosuch.parquet")
+    assert code == 2 and "nosuch.parquet: no such file" in err
+    text = tmp_path / "test.csv"
+    text.write_text("id,lf\n")
+    code, _, err = qgen("evaluate", "--checkpoint", tiny_checkpoint, text)
+    assert code == 1 and err.startswith(f"error: {text}: not a preprocessed examples file")
+    examples = _examples(tmp_path / "test.parquet", [["what", "is", "oslo", "?"]])
+    code, _, err = qgen("evaluate", "--checkpoint", tiny_checkpoint, examples, "--beam", "0")
+    assert code == 2 and err.strip() == "error: --beam must be between 1 and 64, got 0"
+
+
+def test_evaluate_scores_a_good_file(qgen: Qgen, tiny_checkpoint: Path, tmp_path: Path) -> None:
+    examples = _examples(tmp_path / "test.parquet", [["what", "is", "oslo", "?"]] * 2)
+    code, out, _ = qgen("evaluate", "--checkpoint", tiny_checkpoint, examples, "--out", tmp_path / "ev", "-q")
+    assert code == 0 and "BLEU" in out and (tmp_path / "ev" / "metrics.json").is_file()

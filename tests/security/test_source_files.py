@@ -1,0 +1,32 @@
+"""``--from-graph`` and ``--from-tables`` files that cannot be read: one line naming the option, the file
+and the reader's reason, exit 1; never a bare parser exception or an empty corpus written with exit 0."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+Qgen = Callable[..., "tuple[int, str, str]"]
+
+
+@pytest.mark.parametrize("option, name, content, says", [
+    ("--from-graph", "kg.ttl", b"this is not turtle <<\n", "not a readable RDF file"),
+    ("--from-graph", "kg.ttl", b"", "the graph holds no triples; nothing to sample"),
+    ("--from-graph", "missing.ttl", None, "no such file"),
+    ("--from-tables", "t.csv", b'a,b\n"1,2\n', "not readable as CSV/Parquet tables or one SQLite database"),
+    ("--from-tables", "t.csv", b"", "not readable as CSV/Parquet tables"),
+    ("--from-tables", "t.db", b"not a database at all, just text\n" * 20, "not readable as CSV/Parquet tables"),
+    ("--from-tables", "missing.csv", None, "no such file"),
+])
+def test_an_unreadable_source_is_one_line(qgen: Qgen, tiny_checkpoint: Path, tmp_path: Path, option: str,
+                                          name: str, content: bytes | None, says: str) -> None:
+    path = tmp_path / name
+    if content is not None:
+        path.write_bytes(content)
+    corpus = tmp_path / "corpus"
+    code, out, err = qgen("synthesize", "--model", tiny_checkpoint, option, path, "--count", "3", "--out", corpus,
+                          "-q")
+    assert code == 1 and not out and len(err.strip().splitlines()) == 1, err
+    assert err.startswith(f"error: {option} {path}") and says in err
+    assert not (corpus / "manifest.json").exists()
