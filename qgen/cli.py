@@ -81,6 +81,16 @@ def _check_generator(checkpoint: Path, lf_types: Iterable[str]) -> None:
         fail(str(err), 2)
 
 
+def _input_format(fmt: str, json_fields: Optional[str]):
+    """``--format`` and ``--json-fields`` checked before any reading (exit 2); the generic format's fields."""
+    from qgen.samplers.formats import FormatError, check_format
+
+    try:
+        return check_format(fmt, json_fields)
+    except FormatError as err:
+        fail(str(err), 2)
+
+
 def _check_count(count: int, from_file: Optional[str]) -> None:
     """``--count 0`` means a whole ``--from-file``; with a sampler (graph, tables, endpoint) it would draw nothing."""
     if count == 0 and from_file is None:
@@ -169,6 +179,9 @@ def preprocess(
     out: Path = typer.Option(Path("out/preprocessed"), "--out", help="Output folder for the Parquet files."),
     split: Optional[str] = typer.Option(None, "--split", help="Only this split (default: all)."),
     workers: Optional[int] = typer.Option(None, "--workers", help="Worker processes (default: all cores)."),
+    input_format: str = typer.Option("auto", "--format", help=option_help.FORMAT + " A public format's "
+                                     "--split: the file's split where its name does not say."),
+    json_fields: Optional[str] = typer.Option(None, "--json-fields", help=option_help.JSON_FIELDS),
     quiet: bool = typer.Option(False, "--quiet", "-q", help=option_help.QUIET),
 ) -> None:
     """Tokenize a dataset into <out>/<split>.parquet and <out>/rejects.parquet; print the counts."""
@@ -180,10 +193,11 @@ def preprocess(
     most = max(64, 4 * (os.cpu_count() or 1))  # a process each: 100,000 of them never started
     if workers is not None and not 1 <= workers <= most:
         fail(f"--workers must be between 1 and {most} (default: one a core), got {workers}", 2)
+    fields = _input_format(input_format, json_fields)
     with progress_bar(f"preprocess {dataset}", quiet) as update:
         try:
             report = preprocess_dataset(dataset, out, data_dir=data_dir, split=split, workers=workers,
-                                        progress=update)
+                                        progress=update, fmt=input_format, fields=fields)
         except FileNotFoundError as err:  # a file or folder that is not there
             fail(str(err), 2)
     typer.echo(report.summary())
@@ -372,6 +386,8 @@ def generate(
                                                            "dataset name, or text: one logical form (or JSON "
                                                            "record) per line."),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Datasets root, for a dataset name."),
+    input_format: str = typer.Option("auto", "--format", help=option_help.FORMAT),
+    json_fields: Optional[str] = typer.Option(None, "--json-fields", help=option_help.JSON_FIELDS),
     beam: int = typer.Option(4, "--beam"),
     num_return: int = typer.Option(1, "--num-return", help="Questions per logical form."),
     as_json: bool = typer.Option(False, "--json", help="JSON Lines: one {id, lf, lf_type, rank, question, "
@@ -400,8 +416,13 @@ def generate(
         fail("give a logical form or --file, not both", 2)
     if lf is not None and not lf.strip():
         fail("the logical form is empty; give a query, or --file (or stdin) for many", 2)
+    fields = _input_format(input_format, json_fields)
+    from qgen.datasets.registry import DATASETS
+
+    if file is not None and not Path(file).exists() and not (input_format == "auto" and file in DATASETS):
+        fail(f"--file {file}: no such file (nor a dataset name: {', '.join(sorted(DATASETS))})", 2)
     try:
-        inputs = read_generate_inputs(lf, file, lf_type, data_dir)
+        inputs = read_generate_inputs(lf, file, lf_type, data_dir, input_format, fields)
     except (OSError, ValueError) as err:
         fail(f"--file {file}: {err}", 1)
     if not inputs:
@@ -620,6 +641,8 @@ def synthesize(
     max_repeated_ngrams: int = typer.Option(0, "--max-repeated-ngrams", help="Repeated n-grams (n>=2) allowed."),
     min_score: Optional[float] = typer.Option(None, "--min-score", help="Floor on the length-normalised log-probability."),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Datasets root, for a dataset name."),
+    input_format: str = typer.Option("auto", "--format", help=option_help.FORMAT + " For --from-file."),
+    json_fields: Optional[str] = typer.Option(None, "--json-fields", help=option_help.JSON_FIELDS),
     no_repeat: bool = typer.Option(False, "--no-repeat", help=option_help.NO_REPEAT),
     parser: Optional[Path] = typer.Option(None, "--parser", help="A parser (qgen train --task parse) for the round-trip "
                                                                  "filter; default: ../parser/best.pt beside the "
@@ -657,6 +680,9 @@ def synthesize(
     if split_by not in ("none", "template"):
         fail(f"--split-by must be none or template, got {split_by!r}", 2)
     _check_count(count, from_file)
+    fields = _input_format(input_format, json_fields)
+    if input_format != "auto" and not from_file:
+        fail("--format is the format of --from-file", 2)
     from qgen.synth.round_trip import THRESHOLD_RULES, RoundTripOptions, default_parser
     from qgen.synth.run import synthesize_from_source
     from qgen.synth.sources import open_source
@@ -699,7 +725,7 @@ def synthesize(
     try:
         source = open_source(from_file, str(from_graph) if from_graph else None, from_endpoint,
                              [str(p) for p in from_tables], substitute_from, count, seed, max_answers,
-                             data_dir=data_dir)
+                             data_dir=data_dir, fmt=input_format, fields=fields)
     except SourceError as err:  # a graph or tables file that cannot be read
         fail(str(err), 1)
     except ValueError as err:  # no source or several, a dataset name that is none

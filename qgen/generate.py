@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
 
 import torch
 
@@ -20,6 +20,9 @@ from qgen.exported_model import resolve_model
 from qgen.decode import beam_search
 from qgen.batching import default_max_tokens, token_batches
 from qgen.model import make_batch
+
+if TYPE_CHECKING:
+    from qgen.datasets.sparql_json import SparqlJsonFormat
 
 
 @dataclass(frozen=True)
@@ -34,15 +37,20 @@ class GenerateInput:
 
 
 def read_generate_inputs(lf: str | None, path: str | Path | None, lf_type: str = "auto",
-                         data_dir: str | Path | None = None) -> list[GenerateInput]:
-    """The logical forms of one ``qgen generate`` call: the argument, else the file (or stdin)."""
+                         data_dir: str | Path | None = None, fmt: str = "auto",
+                         fields: "SparqlJsonFormat | None" = None) -> list[GenerateInput]:
+    """The logical forms of one ``qgen generate`` call: the argument, else the file (or stdin) in
+    ``fmt`` (``qgen.samplers.formats``; text lines are read here, where stdin is one too)."""
     from qgen.samplers.files import JSONL_SUFFIXES, PARQUET_SUFFIXES, DATASETS, read_logical_forms
 
     if lf is not None:
         return [_plain("1", lf, lf_type)]
-    if path is not None and (Path(path).suffix.lower() in (*JSONL_SUFFIXES, *PARQUET_SUFFIXES)
-                             or (str(path) in DATASETS and not Path(path).exists())):
-        return [_from_record(r) for r in read_logical_forms(path, lf_type, data_dir=data_dir)]
+    if path is not None and (fmt not in ("auto", "text")
+                             or (fmt == "auto" and Path(path).suffix.lower() in (*JSONL_SUFFIXES, *PARQUET_SUFFIXES,
+                                                                                 ".json"))
+                             or (fmt == "auto" and str(path) in DATASETS and not Path(path).exists())):
+        return [_from_record(r) for r in read_logical_forms(path, lf_type, data_dir=data_dir, fmt=fmt,
+                                                            fields=fields)]
     from qgen.datasets.jsonl import parse_line
 
     inputs = []

@@ -21,3 +21,8 @@ DEVICE = "auto (a CUDA GPU when torch sees one, else the CPU), cpu, cuda or cuda
 QUIET = "No progress bar and no log lines: only the command's results (and errors) are printed."
 MODEL = ("The question generator: a checkpoint (best.pt), an exported model folder, or default (the model that "
          "ships with qgen, used when none is named).")
+FORMAT = ("The input file's format: auto (by its name: .jsonl, .parquet, .json for LC-QuAD/QALD, else text, one "
+          "logical form a line), jsonl, parquet, text, or a public dataset's: webqsp, wikisql, lcquad1, lcquad2, "
+          "lcquad2_dbpedia, qald, sparql-json (with --json-fields).")
+JSON_FIELDS = ("With --format sparql-json: where each record's fields are, id=FIELD,question=FIELD,sparql=FIELD"
+               "[,records=KEY][,answers=FIELD] (dotted paths, e.g. sparql=query.sparql).")

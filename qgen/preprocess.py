@@ -13,7 +13,7 @@ import re
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from qgen.datasets.records import RawExample
 from qgen.io.parquet import ParquetSink
@@ -234,14 +234,19 @@ def _of_split(records: list[RawExample], split: str, path: Path) -> list[RawExam
 
 def preprocess_dataset(dataset: str, out_dir: str | Path, data_dir: str | Path | None = None,
                        split: str | None = None, workers: int | None = None,
-                       progress: Callable[[int, int], None] | None = None) -> PreprocessReport:
-    """Preprocess a named dataset (see ``qgen.datasets.registry``) or a JSON Lines file of LFs."""
+                       progress: Callable[[int, int], None] | None = None, fmt: str = "auto",
+                       fields: Any = None) -> PreprocessReport:
+    """Preprocess a named dataset (see ``qgen.datasets.registry``), a file of LFs (JSON Lines, Parquet,
+    text, or a public dataset's format ``fmt``: ``qgen.samplers.formats``) or a folder of LC-QuAD/QALD files."""
     from qgen.datasets.registry import DATASETS, load_dataset
     from qgen.samplers.files import read_logical_forms
+    from qgen.samplers.formats import DATASET_FORMATS
 
     path = Path(dataset)
-    if path.is_file() and path.suffix != ".json":  # JSON Lines, Parquet or text: the inputs generate reads
-        records, name = list(_unique_ids(read_logical_forms(path, "auto"))), path.stem
+    if fmt in DATASET_FORMATS:  # --split: the file's split where its name does not say
+        records, name = list(read_logical_forms(path, "auto", split=split, fmt=fmt, fields=fields)), path.stem
+    elif fmt != "auto" or (path.is_file() and path.suffix != ".json"):  # the inputs generate reads
+        records, name = list(_unique_ids(read_logical_forms(path, "auto", fmt=fmt))), path.stem
         records = _of_split(records, split, path) if split else records
     elif path.suffix == ".json" and path.is_file():  # LC-QuAD 1/2 or QALD, its split from the file name
         from qgen.datasets import sparql_json
@@ -256,7 +261,8 @@ def preprocess_dataset(dataset: str, out_dir: str | Path, data_dir: str | Path |
                                 f"forms, an LC-QuAD/QALD .json, or a dataset name: {', '.join(sorted(DATASETS))})")
     else:
         records, name = list(load_dataset(dataset, data_dir, split)), dataset
-    config = {"dataset": dataset, "data_dir": str(data_dir or ""), "split": split, "workers": workers}
+    config = {"dataset": dataset, "data_dir": str(data_dir or ""), "split": split, "workers": workers,
+              **({"format": fmt} if fmt != "auto" else {})}
     report_progress = (lambda done: progress(done, len(records))) if progress else None
     return preprocess_records(records, name, out_dir, workers=workers, labels=dataset_names(records), config=config,
                               progress=report_progress)

@@ -62,7 +62,8 @@ def detect_format(data: Any) -> SparqlJsonFormat:
         records = _records(data, fmt)
         if records and get_path(records[0], fmt.sparql_field) is not None:
             return fmt
-    raise ValueError(f"cannot detect the SPARQL JSON format; pass one of {', '.join(PRESETS)}")
+    raise ValueError(f"cannot detect the SPARQL JSON format; pass one of {', '.join(PRESETS)} (--format; "
+                     "--format webqsp for WebQSP, sparql-json with --json-fields for others)")
 
 
 def split_of(path: Path) -> str | None:
@@ -94,8 +95,13 @@ def load_file(
     path: Path, split: str, fmt: SparqlJsonFormat | None = None, source: str | None = None
 ) -> Iterator[RawExample]:
     """One file's records; ``fmt`` None detects it (a ValueError if no preset fits)."""
-    with open_text(Path(path)) as handle:
-        text = handle.read()
+    try:
+        with open_text(Path(path)) as handle:
+            text = handle.read()
+    except UnicodeDecodeError as exc:  # one reject that names the file, as for a file that is not JSON
+        yield _error(f"{split}-{Path(path).name}", split, source or "sparql_json", "",
+                     f"{Path(path).name} is not UTF-8 text ({exc.reason} at byte {exc.start})")
+        return
     try:
         data = json.loads(text)
     except ValueError as exc:

@@ -29,6 +29,12 @@ def load(data_dir: Path, split: str | None = None) -> Iterator[RawExample]:
         yield from _file_examples(path, name, partial=False)
 
 
+def load_file(path: str | Path, split: str) -> Iterator[RawExample]:
+    """Every parse of one WebQSP file anywhere (``--format webqsp``); a ``*.partial.json`` is read as such."""
+    path = Path(path)
+    yield from _file_examples(path, split, partial=".partial." in path.name)
+
+
 def load_partial(data_dir: Path, split: str | None = None) -> Iterator[RawExample]:
     """Every parse of ``WebQSP.{split}.partial.json``; one with null Sparql gets a load_error."""
     for name in select_splits(split, SPLITS, SOURCE):
@@ -70,8 +76,12 @@ def question_id(parse_id: str) -> str:
 
 
 def _file_examples(path: Path, split: str, partial: bool) -> Iterator[RawExample]:
-    with open_text(path) as handle:
-        text = handle.read()
+    try:
+        with open_text(path) as handle:
+            text = handle.read()
+    except UnicodeDecodeError as exc:  # one reject that names the file, as for a malformed one
+        yield _error(f"{split}-{path.name}", split, "", f"{path.name} is not UTF-8 text ({exc.reason} at byte {exc.start})")
+        return
     try:
         questions = json.loads(text)["Questions"]
         if not isinstance(questions, list):

@@ -54,6 +54,22 @@ def load(data_dir: Path, split: str | None = None) -> Iterator[RawExample]:
                     yield _line_example(line.rstrip("\r\n"), name, number, headers)
 
 
+def load_file(path: str | Path, split: str) -> Iterator[RawExample]:
+    """Every question of one WikiSQL questions file anywhere (``--format wikisql``), its headers from the
+    ``<name>.tables.jsonl`` beside it (the official release's layout), else a ``tables_columns.json`` there."""
+    path = Path(path)
+    official = path.with_name(path.name[: -len(".jsonl")] + ".tables.jsonl") if path.name.endswith(".jsonl") else None
+    if official is not None and official.is_file():
+        headers = _read_official_tables(official)
+    else:
+        where = f"{official.name} or {HEADER_MAP}" if official is not None else HEADER_MAP
+        headers = _read_header_map(require_file([path.with_name(HEADER_MAP)], f"WikiSQL headers ({where}) beside {path}"))
+    with open_text(path) as handle:
+        for number, line in enumerate(handle):
+            if line.strip():
+                yield _line_example(line.rstrip("\r\n"), split, number, headers)
+
+
 def table_id(example: RawExample) -> str | None:
     """The WikiSQL table id kept in ``raw`` (None if the record is not readable)."""
     try:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from qgen.datasets.jsonl import load_jsonl, parse_line
+from qgen.datasets.sparql_json import SparqlJsonFormat
 from qgen.datasets.records import RawExample
 from qgen.datasets.registry import DATASETS, load_dataset
 
@@ -23,22 +24,31 @@ PARQUET_SUFFIXES = (".parquet", ".pq")
 
 
 def read_logical_forms(path: str | Path, lf_type: str | None = None, data_dir: str | Path | None = None,
-                       split: str | None = None) -> Iterator[RawExample]:
-    """Records from a ``.jsonl`` or ``.parquet`` file, or from a dataset name (``webqsp``, ...).
+                       split: str | None = None, fmt: str = "auto",
+                       fields: SparqlJsonFormat | None = None) -> Iterator[RawExample]:
+    """Records from a file in ``fmt`` (``qgen.samplers.formats``; ``auto``: by its name), or from a
+    dataset name (``webqsp``, ...).
 
-    ``lf_type`` is the default for records without one; ``data_dir`` and ``split`` apply to a
-    dataset name only.
+    ``lf_type`` is the default for records without one; ``data_dir`` applies to a dataset name,
+    ``split`` to a dataset name (the split to read) or a dataset-format file (its split where the
+    file name does not say).
     """
+    from qgen.samplers.formats import DATASET_FORMATS, DETECT, read_format
+
     text = str(path)
-    if text in DATASETS and not Path(text).exists():
+    if fmt in DATASET_FORMATS:
+        return read_format(path, fmt, split, fields)
+    if fmt == "auto" and text in DATASETS and not Path(text).exists():
         return load_dataset(text, data_dir, split)
     path = Path(path)
     suffix = path.suffix.lower()
-    if suffix in JSONL_SUFFIXES:
+    if fmt == "jsonl" or (fmt == "auto" and suffix in JSONL_SUFFIXES):
         return load_jsonl(path, lf_type)
-    if suffix in PARQUET_SUFFIXES:
+    if fmt == "parquet" or (fmt == "auto" and suffix in PARQUET_SUFFIXES):
         return load_parquet(path, lf_type)
-    if path.is_file():
+    if fmt == "auto" and suffix == ".json" and path.is_file():  # LC-QuAD or QALD, told from the data
+        return read_format(path, DETECT, split)
+    if fmt == "text" or path.is_file():
         return load_text(path, lf_type)
     known = ", ".join(sorted(DATASETS))
     raise ValueError(f"{path}: no such file, and not a dataset name ({known}); give a .jsonl, .parquet or text "

@@ -38,8 +38,9 @@ class Source:
 def open_source(from_file: str | None = None, from_graph: str | None = None, from_endpoint: str | None = None,
                 from_tables: Sequence[str] = (), substitute_from: str | None = None, count: int = 1000,
                 seed: int = 0, max_answers: int = 10, lf_type: str | None = None,
-                data_dir: str | Path | None = None) -> Source:
-    """The one source named; ``count`` caps sampled records (files are read whole unless capped)."""
+                data_dir: str | Path | None = None, fmt: str = "auto", fields: Any = None) -> Source:
+    """The one source named; ``count`` caps sampled records (files are read whole unless capped); ``fmt``
+    and ``fields``: the file's format (``qgen.samplers.formats``)."""
     chosen = [x for x in (from_file, from_graph, from_endpoint, list(from_tables) or None) if x]
     if len(chosen) != 1:
         raise ValueError("give exactly one of --from-file, --from-graph, --from-endpoint, --from-tables")
@@ -50,7 +51,7 @@ def open_source(from_file: str | None = None, from_graph: str | None = None, fro
         from parsers.lf_type import AUTO
 
         # A record without lf_type gets the one its text shows (refused, as a reject row, when unclear).
-        records = read_logical_forms(from_file, lf_type or AUTO, data_dir=data_dir)
+        records = read_logical_forms(from_file, lf_type or AUTO, data_dir=data_dir, fmt=fmt, fields=fields)
         return Source(islice(records, count) if count else records, "file", str(from_file), options=options)
     if from_tables:
         from qgen.samplers.tables import TableSampler, TableSamplerConfig, connect_tables

@@ -83,7 +83,7 @@ def test_split_by_template_writes_the_splits_and_refuses_other_values(checkpoint
 
 def test_synthesize_needs_exactly_one_source(checkpoint: Path, tmp_path: Path) -> None:
     result = runner.invoke(app, ["synthesize", "--checkpoint", str(checkpoint), "--out", str(tmp_path)])
-    assert result.exit_code != 0 and "exactly one" in str(result.exception)
+    assert result.exit_code == 2 and "give exactly one of --from-file" in result.stderr
 
 
 def test_generate_prints_questions_and_scores(checkpoint: Path) -> None:
