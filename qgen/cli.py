@@ -265,6 +265,7 @@ def train(
         model_cfg = replace(variant.model, hidden_size=hidden, embedding_dim=embedding, num_layers=layers, dropout=dropout)
     except ValueError as error:
         fail(_as_option(str(error)), 2)
+    _labelled_examples(examples, "train")  # the options first, then the file, before any work
     if init_from is not None:  # the model is the checkpoint's: its sizes, whatever the options say
         from qgen.checkpoint import read_payload
 
@@ -324,7 +325,7 @@ def evaluate(
     if not 1 <= beam <= MAX_BEAM:
         fail(f"--beam must be between 1 and {MAX_BEAM}, got {beam}", 2)
     checkpoint = _model(checkpoint)
-    lf_types = _evaluation_lf_types(examples)
+    lf_types = _labelled_examples(examples, "evaluate")
     if model_record(checkpoint).get("task") == "parse":
         from qgen.parse import evaluate_parser_file
 
@@ -352,26 +353,30 @@ def evaluate(
     typer.echo(f"wrote {out.resolve()}")
 
 
-def _evaluation_lf_types(examples: Path) -> list[str]:
-    """The logical-form types of a file ``evaluate`` can score: a preprocessed examples file with at least one
-    example, each with its question; otherwise a one-line error (exit 1 unreadable, 2 the wrong file)."""
+def _labelled_examples(examples: Path, command: str) -> list[str]:
+    """The logical-form types of a file ``train`` can learn from and ``evaluate`` can score: a preprocessed
+    examples file with at least one example, each with its question; otherwise a one-line error (exit 1
+    unreadable, 2 the wrong file)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    split = "train" if command == "train" else "test"
     if not examples.is_file():
-        fail(f"{examples}: no such file (a preprocessed examples file: qgen preprocess writes DIR/test.parquet)", 2)
+        fail(f"{examples}: no such file (a preprocessed examples file: qgen preprocess writes DIR/{split}.parquet)", 2)
     try:
         table = pq.read_table(examples, columns=["id", "lf_type", "question_tokens"])
     except (OSError, pa.ArrowException) as err:
-        fail(f"{examples}: not a preprocessed examples file (qgen preprocess writes them: DIR/test.parquet); "
+        fail(f"{examples}: not a preprocessed examples file (qgen preprocess writes them: DIR/{split}.parquet); "
              f"{' '.join(str(err).split())}", 1)
     if table.num_rows == 0:
-        fail(f"{examples}: no examples to score; give a split with examples (qgen preprocess: DIR/test.parquet)", 2)
+        fail(f"{examples}: no examples to {command} on; give a split with examples (qgen preprocess: "
+             f"DIR/{split}.parquet)", 2)
     unlabelled = [i for i, q in zip(table.column("id").to_pylist(), table.column("question_tokens").to_pylist())
                   if not q]
     if unlabelled:
-        fail(f"{examples}: {len(unlabelled)} of {table.num_rows} examples have no question to score against "
-             f"(e.g. {unlabelled[0]}); evaluate a split with questions (DIR/test.parquet, not unlabelled.parquet)", 2)
+        fail(f"{examples}: {len(unlabelled)} of {table.num_rows} examples have no question to "
+             f"{'learn from' if command == 'train' else 'score against'} (e.g. {unlabelled[0]}); {command} on a "
+             f"split with questions (DIR/{split}.parquet, not unlabelled.parquet)", 2)
     return sorted(set(table.column("lf_type").to_pylist()))
 
 

@@ -1,5 +1,6 @@
-"""``qgen evaluate`` on a file it cannot score: one line naming the file and the fix, never a KeyError
-or a BLEU of 0 against missing references."""
+"""``qgen evaluate`` on a file it cannot score, ``qgen train`` on one it cannot learn from: one line naming
+the file and the fix, never a KeyError, a BLEU of 0 against missing references or a model trained on
+empty questions."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -23,7 +24,7 @@ def _examples(path: Path, questions: list[list[str]]) -> Path:
 
 
 @pytest.mark.parametrize("questions, expected", [
-    ([], "no examples to score"),
+    ([], "no examples to evaluate on"),
     ([["what", "is", "oslo", "?"], []], "1 of 2 examples have no question to score against (e.g. q1)"),
 ])
 def test_a_file_without_references_is_refused(qgen: Qgen, tiny_checkpoint: Path, tmp_path: Path,
@@ -50,3 +51,15 @@ def test_evaluate_scores_a_good_file(qgen: Qgen, tiny_checkpoint: Path, tmp_path
     examples = _examples(tmp_path / "test.parquet", [["what", "is", "oslo", "?"]] * 2)
     code, out, _ = qgen("evaluate", "--checkpoint", tiny_checkpoint, examples, "--out", tmp_path / "ev", "-q")
     assert code == 0 and "BLEU" in out and (tmp_path / "ev" / "metrics.json").is_file()
+
+
+@pytest.mark.parametrize("questions, expected", [
+    ([], "no examples to train on"),
+    ([["what", "is", "oslo", "?"], []], "1 of 2 examples have no question to learn from (e.g. q1)"),
+])
+def test_train_refuses_a_file_without_questions(qgen: Qgen, tmp_path: Path, questions: list[list[str]],
+                                                expected: str) -> None:
+    examples = _examples(tmp_path / "unlabelled.parquet", questions)
+    code, out, err = qgen("train", examples, "--out", tmp_path / "model", "--epochs", "1")
+    assert code == 2 and not out and err.startswith(f"error: {examples}: {expected}")
+    assert not (tmp_path / "model").exists()
