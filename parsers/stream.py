@@ -33,12 +33,19 @@ def tokenize_json_line(line: JsonLine, lf_type: str, names: Mapping[str, str],
     kind = record.get("lf_type") or lf_type  # the line's own type comes first
     if kind not in LF_TYPES and kind != AUTO:
         return {"id": ident, "error": f"line {line.number}: unknown lf_type {kind!r} (sparql, sql, mr or da)"}
+    return tokenize_one(ident, record["lf"], kind, {**names, **(record.get("names") or {})}, f"line {line.number}: ",
+                        validate, dialect)
+
+
+def tokenize_one(ident: object, lf: str, lf_type: str, names: Mapping[str, str], where: str = "",
+                 validate: bool = True, dialect: str = "sqlite") -> dict:
+    """``{"id", "tokens"}`` for one logical form (``lf_type`` ``auto``: told from its text), or ``{"id",
+    "error"}`` with ``where`` (e.g. ``"line 3: "``) before the reason; never raises."""
     try:
-        kind = infer_lf_type(record["lf"]) if kind == AUTO else kind
-        parsed = tokenize_lf(record["lf"], kind, names={**names, **(record.get("names") or {})},
-                             validate=validate, dialect=dialect)
+        kind = infer_lf_type(lf) if lf_type == AUTO else lf_type
+        parsed = tokenize_lf(lf, kind, names=names, validate=validate, dialect=dialect)
     except (LogicalFormError, LfTypeError) as err:
-        return {"id": ident, "error": f"line {line.number}: {err}"}
-    except Exception as err:  # noqa: BLE001 - a parser failure (RecursionError, ...) costs this line only
-        return {"id": ident, "error": " ".join(f"line {line.number}: {type(err).__name__}: {err}".split())}
+        return {"id": ident, "error": f"{where}{err}"}
+    except Exception as err:  # noqa: BLE001 - a parser failure (RecursionError, ...) costs this input only
+        return {"id": ident, "error": " ".join(f"{where}{type(err).__name__}: {err}".split())}
     return {"id": ident, "tokens": parsed.tokens}

@@ -133,40 +133,67 @@ def _parse_names(pairs: List[str], option: str = "--name ID=NAME") -> dict[str, 
 
 @app.command()
 def tokenize(
-    lf: Optional[str] = typer.Argument(None, help="The logical form. Without it, JSON Lines are read from stdin."),
+    lf: Optional[str] = typer.Argument(None, help="The logical form. Without it, --file, else JSON Lines from stdin."),
     lf_type: str = typer.Option("auto", "--lf-type", help="sparql, sql, mr (E2E), da (dialogue act), or auto: told "
                                                          "from each text (a line's own lf_type comes first)."),
     name: List[str] = typer.Option([], "--name", help="Entity name, ID=NAME (repeatable), e.g. m.01bkb=Bali."),
     no_validate: bool = typer.Option(False, "--no-validate", help="Skip rdflib/sqlglot validation."),
     dialect: str = typer.Option("sqlite", "--dialect", help="SQL dialect for sqlglot."),
+    file: Optional[str] = typer.Option(None, "--file", help="The inputs generate reads: .jsonl/.parquet of {id, lf, "
+                                                           "lf_type?, names?}, text (one a line), a dataset name."),
+    input_format: str = typer.Option("auto", "--format", help=option_help.FORMAT),
+    json_fields: Optional[str] = typer.Option(None, "--json-fields", help=option_help.JSON_FIELDS),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Datasets root, for a dataset name."),
 ) -> None:
-    """Print the tokens of LF, space-separated; or tokenize JSON Lines from stdin.
+    """Print the tokens of LF, space-separated; or tokenize each input of --file, or JSON Lines from stdin.
 
     Stdin lines: {"id": ..., "lf": ..., "lf_type": ..., "names": {id: name}}. Output lines: {"id": ...,
-    "tokens": [...]} or {"id": ..., "error": "line N: ..."}, one per non-blank input line; a bad line never
-    stops the stream, and the exit code is then 1.
+    "tokens": [...]} or {"id": ..., "error": "line N: ..."}, one per non-blank input line (or input of
+    --file); a bad one never stops the stream, and the exit code is then 1.
     """
-    from parsers import LF_TYPES, LogicalFormError, tokenize_lf
-    from parsers.lf_type import AUTO, LfTypeError, infer_lf_type
-    from parsers.stream import tokenize_json_lines
+    from parsers import LF_TYPES
+    from parsers.lf_type import AUTO
+    from parsers.stream import tokenize_json_lines, tokenize_one
 
     if lf_type not in (*LF_TYPES, AUTO):
         fail(f"--lf-type must be one of {', '.join(LF_TYPES)} or {AUTO}, got {lf_type!r}", 2)
     names = _parse_names(name)
+    options = {"validate": not no_validate, "dialect": dialect}
     if lf is not None:
-        try:
-            kind = infer_lf_type(lf) if lf_type == AUTO else lf_type
-            parsed = tokenize_lf(lf, kind, names=names, validate=not no_validate, dialect=dialect)
-        except (LogicalFormError, LfTypeError) as err:
-            fail(str(err))
-        typer.echo(" ".join(parsed.tokens))
+        if file is not None:
+            fail("give a logical form or --file, not both", 2)
+        result = tokenize_one(None, lf, lf_type, names, **options)
+        if "error" in result:
+            fail(result["error"])
+        typer.echo(" ".join(result["tokens"]))
         return
+    if file is not None:
+        results = (tokenize_one(r.id, r.logical_form, r.lf_type, {**names, **r.names}, **options)
+                   if r.load_error is None else {"id": r.id, "error": r.load_error}
+                   for r in _file_records(file, lf_type, input_format, json_fields, data_dir))
+    else:
+        results = tokenize_json_lines(sys.stdin.buffer, lf_type, names, **options)
     failed = 0
-    for result in tokenize_json_lines(sys.stdin.buffer, lf_type, names, validate=not no_validate, dialect=dialect):
+    for result in results:
         typer.echo(json.dumps(result, ensure_ascii=False))
         failed += "error" in result
     if failed:
         raise typer.Exit(1)
+
+
+def _file_records(file: str, lf_type: str, input_format: str, json_fields: Optional[str], data_dir: Optional[Path]):
+    """``--file`` (and ``--format``) as records; a missing file or a bad format is a usage error, a file that
+    cannot be read at all a failure (one line each)."""
+    from qgen.datasets.registry import DATASETS
+    from qgen.samplers.files import read_logical_forms
+
+    fields = _input_format(input_format, json_fields)
+    if not Path(file).exists() and not (input_format == "auto" and file in DATASETS):
+        fail(f"--file {file}: no such file (nor a dataset name: {', '.join(sorted(DATASETS))})", 2)
+    try:
+        yield from read_logical_forms(file, lf_type, data_dir=data_dir, fmt=input_format, fields=fields)
+    except (OSError, ValueError) as err:
+        fail(f"--file {file}: {' '.join(str(err).split())}", 1)
 
 
 @app.command()

@@ -53,6 +53,19 @@ def test_tokenize_stream_survives_bad_lines() -> None:
     assert out[6]["error"] == "line 7: unknown lf_type 'cypher' (sparql, sql, mr or da)"
 
 
+def test_tokenize_reads_a_file_as_generate_does(tmp_path: Path) -> None:
+    path = tmp_path / "forms.txt"
+    path.write_text("SELECT name FROM t\n" + json.dumps({"id": "r", "lf": "SELECT ?x WHERE { ?x ns:p ns:m.02 }",
+                                                         "names": {"m.02": "Oslo"}}) + "\nhello\n")
+    result = runner.invoke(app, ["tokenize", "--file", str(path)])
+    out = [json.loads(line) for line in result.stdout.splitlines()]
+    assert result.exit_code == 1 and [o["id"] for o in out] == ["line-1", "r", "line-3"]
+    assert out[0]["tokens"] == ["select", "name", "from", "t"] and out[1]["tokens"][-3:] == ["ent:", "oslo", "}"]
+    assert out[2]["error"].startswith("line 3: cannot tell the logical-form type")
+    result = runner.invoke(app, ["tokenize", "--file", str(tmp_path / "none.txt")])
+    assert result.exit_code == 2 and "none.txt: no such file" in result.stderr
+
+
 def test_tokenize_tells_the_type_from_the_text() -> None:
     lines = [json.dumps({"id": "s", "lf": "SELECT name FROM t"}), json.dumps({"id": "h", "lf": "hello"})]
     result = runner.invoke(app, ["tokenize"], input="\n".join(lines) + "\n")
