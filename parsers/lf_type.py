@@ -4,7 +4,8 @@ Each kind has one surface pattern; a text must match exactly one of them, else i
 message that names the text and asks for ``lf_type`` (a guess would tokenize it the wrong way):
 
 - ``sparql``: a query form (SELECT, ASK, CONSTRUCT, DESCRIBE, or a PREFIX/BASE prologue) with a ``{``,
-  or an update with one (INSERT, DELETE, WITH ...), so that the SPARQL parser refuses it by name;
+  or an update with one (INSERT, DELETE, WITH ...), so that the SPARQL parser refuses it by name; or a
+  DESCRIBE without one (``DESCRIBE <iri>``);
 - ``sql``: a statement keyword (SELECT, WITH, or INSERT, UPDATE, DELETE ... for the SQL parser to
   refuse) and no ``{``;
 - ``mr`` (E2E meaning representation): ``slot[value]`` items separated by commas;
@@ -16,8 +17,9 @@ import re
 
 AUTO = "auto"
 _PATTERNS = {
-    "sparql": re.compile(r"^\s*(PREFIX|BASE|SELECT|ASK|CONSTRUCT|DESCRIBE|INSERT|DELETE|WITH)\b[^{]*\{",
-                         re.IGNORECASE | re.DOTALL),
+    # DESCRIBE needs no braces (DESCRIBE <iri>); no SQL statement begins with it.
+    "sparql": re.compile(r"^\s*((PREFIX|BASE|SELECT|ASK|CONSTRUCT|DESCRIBE|INSERT|DELETE|WITH)\b[^{]*\{"
+                         r"|((PREFIX|BASE)\b.*\s)?DESCRIBE\b)", re.IGNORECASE | re.DOTALL),
     "sql": re.compile(r"^\s*(SELECT|WITH|INSERT|UPDATE|DELETE|REPLACE|CREATE|DROP|ALTER)\b[^{]*$",
                       re.IGNORECASE | re.DOTALL),
     "mr": re.compile(r"^\s*[^\[\],()=]+\[[^\]]*\](\s*,\s*[^\[\],()=]+\[[^\]]*\])*\s*$"),

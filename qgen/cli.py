@@ -71,12 +71,13 @@ def _model(name: Optional[Path]) -> Path:
     return path
 
 
-def _check_generator(checkpoint: Path, lf_types: Iterable[str]) -> None:
-    """A usage error, before any work: a parser given as the model, or a model not trained on these logical forms."""
+def _check_generator(checkpoint: Path, lf_types: Iterable[str], any_fits: bool = False) -> None:
+    """A usage error, before any work: a parser given as the model, or a model not trained on these logical
+    forms (``any_fits``: on none of them)."""
     from qgen.model_match import ModelMismatchError, check_generator
 
     try:
-        check_generator(checkpoint, lf_types)  # a file that is no model: CheckpointError, exit 1
+        check_generator(checkpoint, list(lf_types), any_fits=any_fits)  # not a model: CheckpointError, exit 1
     except ModelMismatchError as err:
         fail(str(err), 2)
 
@@ -193,7 +194,13 @@ def _file_records(file: str, lf_type: str, input_format: str, json_fields: Optio
     try:
         yield from read_logical_forms(file, lf_type, data_dir=data_dir, fmt=input_format, fields=fields)
     except (OSError, ValueError) as err:
-        fail(f"--file {file}: {' '.join(str(err).split())}", 1)
+        fail(_file_error(file, err), 1)
+
+
+def _file_error(file: object, err: Exception) -> str:
+    """``--file FILE: why``, in one line, naming the file once where the reader's message names it too."""
+    why = " ".join(str(err).split())
+    return f"--file {file}: {why.removeprefix(f'{file}: ')}"
 
 
 @app.command()
@@ -214,7 +221,7 @@ def preprocess(
     """Tokenize a dataset into <out>/<split>.parquet and <out>/rejects.parquet; print the counts."""
     import os
 
-    from qgen.preprocess import preprocess_dataset
+    from qgen.preprocess import SplitError, preprocess_dataset
     from qgen.progress import progress_bar
 
     most = max(64, 4 * (os.cpu_count() or 1))  # a process each: 100,000 of them never started
@@ -225,7 +232,7 @@ def preprocess(
         try:
             report = preprocess_dataset(dataset, out, data_dir=data_dir, split=split, workers=workers,
                                         progress=update, fmt=input_format, fields=fields)
-        except FileNotFoundError as err:  # a file or folder that is not there
+        except (FileNotFoundError, SplitError) as err:  # a file or folder that is not there, a split it lacks
             fail(str(err), 2)
     typer.echo(report.summary())
     typer.echo(f"inputs={report.inputs} examples={report.total_examples} rejects={report.rejects}")
@@ -267,7 +274,7 @@ def train(
     from dataclasses import replace
 
     from qgen.model import VARIANTS
-    from qgen.train_job import train_on_examples
+    from qgen.train_job import TooFewExamplesError, train_on_examples
 
     if task not in ("generate", "parse"):
         fail(f"--task must be generate or parse, got {task!r}", 2)
@@ -303,8 +310,11 @@ def train(
         cfg = replace(cfg, init_from=str(init_from))
         typer.echo(f"fine-tuning {init_from} ({model_cfg.hidden_size} hidden, {model_cfg.num_layers} layers); "
                    "--model and the size options do not apply")
-    result = train_on_examples(examples, out, model_cfg, cfg, entity_replacement=variant.entity_replacement,
-                               log=_log(quiet), task=task)
+    try:
+        result = train_on_examples(examples, out, model_cfg, cfg, entity_replacement=variant.entity_replacement,
+                                   log=_log(quiet), task=task)
+    except TooFewExamplesError as err:  # found before any training
+        fail(str(err), 2)
     typer.echo(f"{result.epochs_run} epochs on {result.device}; best epoch {result.best_epoch} "
                f"(valid loss {result.best_valid_loss:.3f}); wrote {Path(result.out_dir).resolve() / 'best.pt'}")
 
@@ -456,14 +466,15 @@ def generate(
     try:
         inputs = read_generate_inputs(lf, file, lf_type, data_dir, input_format, fields)
     except (OSError, ValueError) as err:
-        fail(f"--file {file}: {err}", 1)
+        fail(_file_error(file, err), 1)
     if not inputs:
         fail("no logical form given (an argument, --file or stdin)", 2)
     from qgen.progress import progress_bar
 
     failed = 0
     checkpoint = _model(checkpoint)
-    _check_generator(checkpoint, {item.lf_type for item in inputs if item.error is None})
+    # A file of mixed types is refused only when the model takes none of them; the others are per-line errors.
+    _check_generator(checkpoint, {item.lf_type for item in inputs if item.error is None}, any_fits=True)
     results = generate_questions(inputs, checkpoint, names=_parse_names(name), beam=beam, num_return=num_return,
                                  no_repeat=no_repeat)
     with progress_bar("generate", quiet or len(inputs) == 1) as update:
@@ -752,8 +763,17 @@ def synthesize(
     elif not no_round_trip and not quiet:
         typer.echo("round-trip filter: off (no parser beside the model; --parser PATH names one)")
 
+    from qgen.datasets.registry import DATASETS
     from qgen.synth.sources import SourceError
 
+    named = [("--from-file", from_file), ("--from-graph", from_graph), *(("--from-tables", p) for p in from_tables)]
+    for option, path in named:  # a usage error, whatever the file's suffix
+        if not path or Path(path).exists():
+            continue
+        if option != "--from-file":
+            fail(f"{option} {path}: no such file", 2)
+        if input_format != "auto" or path not in DATASETS:
+            fail(f"--from-file {path}: no such file (nor a dataset name: {', '.join(sorted(DATASETS))})", 2)
     try:
         source = open_source(from_file, str(from_graph) if from_graph else None, from_endpoint,
                              [str(p) for p in from_tables], substitute_from, count, seed, max_answers,
@@ -840,6 +860,15 @@ def serve(
     _check_count(count, from_file)
     checkpoint = _model(checkpoint)  # refused now, not at the first scheduled run
     _check_generator(checkpoint, (["sparql"] if from_graph or from_endpoint else []) + (["sql"] if from_tables else []))
+    if from_file and Path(from_file).is_file():  # the types the file begins with, as synthesize checks them
+        from qgen.samplers.files import read_logical_forms
+        from qgen.synth.corpus import leading_types
+
+        try:
+            file_types, _ = leading_types(read_logical_forms(from_file, "auto"))
+        except (OSError, ValueError) as err:
+            fail(f"--from-file {from_file}: {err}", 1)
+        _check_generator(checkpoint, file_types, any_fits=True)
 
     params = deployment_parameters(str(checkpoint.resolve()), str(Path(out).resolve()),
                                    str(from_graph.resolve()) if from_graph else None,
@@ -936,7 +965,9 @@ def run() -> None:
             # command's help to read, instead of click's usage block; exit code 2 (click's own code).
             ctx = getattr(exc, "ctx", None)
             hint = f" (see: {ctx.command_path} --help)" if ctx is not None else ""
-            typer.echo(f"error: {' '.join(exc.format_message().split())}{hint}", err=True)
+            message = " ".join(exc.format_message().split())
+            if message:  # empty when the help was the answer (no arguments at all): nothing to add
+                typer.echo(f"error: {message}{hint}", err=True)
             sys.exit(exc.exit_code)
         typer.echo(f"error: {type(exc).__name__}: {' '.join(str(exc).split())}", err=True)
         sys.exit(1)

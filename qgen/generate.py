@@ -83,8 +83,9 @@ def _plain(ident: str, text: str, lf_type: str, where: str = "") -> GenerateInpu
 
 
 def _from_record(record) -> GenerateInput:
-    """A file record; one without an id (``line-N``) is named by its line in errors, as a text line is."""
-    where = f"{record.id.replace('-', ' ')}: " if record.id.startswith("line-") else ""
+    """A file record, named in its errors by its id (one without an id, ``line-N``, by its line, as a text
+    line is)."""
+    where = f"{record.id.replace('-', ' ')}: " if record.id.startswith("line-") else f"{record.id}: "
     return GenerateInput(record.id, record.logical_form, record.lf_type, dict(record.names), record.load_error, where)
 
 
@@ -162,4 +163,4 @@ def _as_input(item: str | TextLine | GenerateInput, number: int, lf_type: str) -
         return item
     if isinstance(item, TextLine):
         return _from_line(item, lf_type)
-    return GenerateInput(str(number), item, lf_type)
+    return _plain(str(number), item, lf_type)  # under auto, its type told from its text

@@ -18,13 +18,13 @@ def load_vectors(path: str | Path, vocab: Vocab, embedding: torch.nn.Embedding) 
     found = 0
     with open(path, encoding="utf-8", errors="replace") as handle:
         for number, line in enumerate(handle, 1):
-            word, _, rest = line.rstrip("\n").partition(" ")
+            word, _, rest = line.rstrip().partition(" ")  # a trailing space or \r is no value
             index = vocab.stoi.get(word)
             # The first line is checked whatever its word: a file of other vectors (another size) is
             # refused, not silently left unused because none of its words happened to be looked at.
             if number > 1 and (index is None or index < 4):
                 continue
-            values = rest.split(" ")
+            values = rest.split()
             if len(values) != dim:
                 raise ValueError(f"{path} line {number}: {len(values)} values, the embedding has {dim} "
                                  f"(give vectors of the --embedding size, or set --embedding {len(values)})")
@@ -43,5 +43,5 @@ def load_vectors(path: str | Path, vocab: Vocab, embedding: torch.nn.Embedding) 
 def vector_size(path: str | Path) -> int:
     """The number of values on the file's first line (every line of a GloVe file has as many)."""
     with open(path, encoding="utf-8", errors="replace") as handle:
-        first = handle.readline().rstrip("\n")
-    return len(first.split(" ")) - 1 if first else 0
+        first = handle.readline().rstrip()  # a trailing space or \r is no value
+    return len(first.split()) - 1 if first else 0

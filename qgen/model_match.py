@@ -40,10 +40,14 @@ def unknown_lf_type(facts: Mapping[str, Any], lf_type: str) -> str | None:
             f"on {lf_type} (qgen train on such pairs, or --init-from default to adapt one)")
 
 
-def check_generator(path: str | Path, lf_types: Iterable[str] = (), facts: Mapping[str, Any] | None = None) -> None:
+def check_generator(path: str | Path, lf_types: Iterable[str] = (), facts: Mapping[str, Any] | None = None,
+                    any_fits: bool = False) -> None:
     """Refuse (``ModelMismatchError``, naming the model and the fix) a model that is not a question
-    generator, or one not trained on every type in ``lf_types``."""
+    generator, or one not trained on every type in ``lf_types`` (``any_fits``: on none of them, as for a
+    file of mixed types, whose records of another type are then errors of their own, whatever their order)."""
     facts = model_record(path) if facts is None else facts
+    if any_fits and any(unknown_lf_type(facts, t) is None for t in lf_types):
+        lf_types = ()
     task = facts.get("task")
     if task not in (None, "generate"):
         raise ModelMismatchError(f"model {path} is a {'parser' if task == 'parse' else repr(task) + ' model'} "

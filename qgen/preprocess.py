@@ -222,13 +222,17 @@ def _unique_ids(records: Iterable[RawExample]) -> Iterator[RawExample]:
         yield record
 
 
+class SplitError(ValueError):
+    """``--split`` names a split the file has no records of."""
+
+
 def _of_split(records: list[RawExample], split: str, path: Path) -> list[RawExample]:
     """``--split`` on a file: its records of that split (a record that could not be read has no split to
     tell, and stays: a reject). None of that split is an error naming the splits there are."""
     kept = [r for r in records if r.split == split or r.load_error is not None]
     if not any(r.load_error is None for r in kept):
         there = sorted({r.split for r in records if r.load_error is None})
-        raise ValueError(f"{path}: no records of split {split!r} (its splits: {', '.join(there) or 'none'})")
+        raise SplitError(f"{path}: no records of split {split!r} (its splits: {', '.join(there) or 'none'})")
     return kept
 
 
@@ -240,18 +244,13 @@ def preprocess_dataset(dataset: str, out_dir: str | Path, data_dir: str | Path |
     text, or a public dataset's format ``fmt``: ``qgen.samplers.formats``) or a folder of LC-QuAD/QALD files."""
     from qgen.datasets.registry import DATASETS, load_dataset
     from qgen.samplers.files import read_logical_forms
-    from qgen.samplers.formats import DATASET_FORMATS
 
     path = Path(dataset)
-    if fmt in DATASET_FORMATS:  # --split: the file's split where its name does not say
-        records, name = list(read_logical_forms(path, "auto", split=split, fmt=fmt, fields=fields)), path.stem
-    elif fmt != "auto" or (path.is_file() and path.suffix != ".json"):  # the inputs generate reads
-        records, name = list(_unique_ids(read_logical_forms(path, "auto", fmt=fmt))), path.stem
-        records = _of_split(records, split, path) if split else records
-    elif path.suffix == ".json" and path.is_file():  # LC-QuAD 1/2 or QALD, its split from the file name
-        from qgen.datasets import sparql_json
-
-        records, name = list(sparql_json.load_file(path, sparql_json.split_of(path) or "train")), path.stem
+    if path.is_file() or fmt != "auto":  # a file, read as generate reads it; ids must be unique in it
+        # A dataset's file (a .json one too) takes the split its name says, else --split, else train:
+        # preprocess prepares training data. --split then keeps that split's records, whatever the format.
+        records = list(_unique_ids(read_logical_forms(path, "auto", split=split or "train", fmt=fmt, fields=fields)))
+        records, name = (_of_split(records, split, path) if split else records), path.stem
     elif path.is_dir() and any(path.glob("*.json")):  # a folder of such files named by split
         from qgen.datasets import sparql_json
 

@@ -13,6 +13,10 @@ from qgen.parse import PARSE_MAX_TGT_LEN, calibrate, lf_types_of, read_task_pair
 from qgen.train import TrainConfig, TrainResult, train
 
 
+class TooFewExamplesError(ValueError):
+    """Nothing would be left to train on once the validation examples are held out."""
+
+
 def train_on_examples(examples: str | Path, out_dir: str | Path, model: ModelConfig | str = "scratchpad",
                       cfg: TrainConfig | None = None, valid_fraction: float = 0.1,
                       entity_replacement: bool = True, log: Callable[[str], None] = print,
@@ -32,6 +36,9 @@ def train_on_examples(examples: str | Path, out_dir: str | Path, model: ModelCon
     if task == "parse" and cfg.max_tgt_len < PARSE_MAX_TGT_LEN:
         cfg = replace(cfg, max_tgt_len=PARSE_MAX_TGT_LEN)
     train_pairs, valid_pairs = holdout(pairs, valid_fraction, seed=cfg.seed)
+    if not train_pairs:  # one group, and validation holds it out: a model with empty vocabularies
+        raise TooFewExamplesError(f"{examples} holds one group of examples only (one example, or the parses of "
+                                  "one question), which validation holds out; train needs at least two")
     metadata = task_metadata(task, lf_types_of(examples), entity_replacement)
     # What a corpus card names the model by, beside its checksum (qgen.synth.card.model_facts).
     metadata["training_data"] = (f"{Path(examples).name} (sha256 {file_checksum(examples)[:12]}): "

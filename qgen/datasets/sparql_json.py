@@ -63,7 +63,7 @@ def detect_format(data: Any) -> SparqlJsonFormat:
         if records and get_path(records[0], fmt.sparql_field) is not None:
             return fmt
     raise ValueError(f"cannot detect the SPARQL JSON format; pass one of {', '.join(PRESETS)} (--format; "
-                     "--format webqsp for WebQSP, sparql-json with --json-fields for others)")
+                     "--format webqsp for WebQSP, jsonl for JSON Lines, sparql-json with --json-fields for others)")
 
 
 def split_of(path: Path) -> str | None:
@@ -107,7 +107,10 @@ def load_file(
     except ValueError as exc:
         yield _error(f"{split}-{Path(path).name}", split, source or "sparql_json", text, f"file is not JSON: {exc}")
         return
-    fmt = fmt or detect_format(data)
+    try:
+        fmt = fmt or detect_format(data)
+    except ValueError as exc:  # the file is named: a user may have meant JSON Lines, or another format
+        raise ValueError(f"{path}: {exc}") from None
     source = source or fmt.name
     records = _records(data, fmt)
     if records is None:

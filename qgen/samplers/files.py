@@ -47,12 +47,25 @@ def read_logical_forms(path: str | Path, lf_type: str | None = None, data_dir: s
     if fmt == "parquet" or (fmt == "auto" and suffix in PARQUET_SUFFIXES):
         return load_parquet(path, lf_type)
     if fmt == "auto" and suffix == ".json" and path.is_file():  # LC-QuAD or QALD, told from the data
-        return read_format(path, DETECT, split)
+        return load_jsonl(path, lf_type) if _json_lines(path) else read_format(path, DETECT, split)
     if fmt == "text" or path.is_file():
         return load_text(path, lf_type)
     known = ", ".join(sorted(DATASETS))
     raise ValueError(f"{path}: no such file, and not a dataset name ({known}); give a .jsonl, .parquet or text "
                      "file (one logical form a line)")
+
+
+def _json_lines(path: Path) -> bool:
+    """Whether a ``.json`` file holds JSON Lines, not one JSON document: its first line is a whole JSON
+    object and either says ``lf`` or more lines follow (a dataset's JSON is one list or one object, and
+    an object written on one line is the whole file)."""
+    with open(path, "rb") as handle:
+        lines = [line for line in (handle.readline(1 << 20) for _ in range(64)) if line.strip()][:2]
+    try:
+        first = json.loads(lines[0]) if lines else None
+    except ValueError:  # "{" or "[" alone on the line, or not JSON at all: one document (or a reject) it is
+        return False
+    return isinstance(first, dict) and ("lf" in first or len(lines) > 1)
 
 
 def load_text(path: str | Path, lf_type: str | None = None) -> Iterator[RawExample]:

@@ -53,7 +53,7 @@ import torch
 
 from qgen.checkpoint import file_checksum, read_payload
 from qgen.datasets.records import RawExample
-from qgen.model_match import check_generator
+from qgen.model_match import check_generator, model_record, unknown_lf_type
 from qgen.io.output_folder import FolderKind, OutputFolderError, write_file, writes_folder
 from qgen.io.parquet import ParquetSink
 from qgen.synth.card import model_facts, write_card
@@ -142,15 +142,13 @@ def synthesize(records: Iterable[RawExample], checkpoint: str | Path, out_dir: s
         settings["candidates"] = config.candidate_count
     if config.sampling:  # as no_repeat
         settings["sampling"] = config.sampling
-    if not lf_types:  # a file of logical forms: its first readable record's type is checked up front
-        records = iter(records)
-        first = next(records, None)
-        if first is not None:
-            records = chain([first], records)
-            lf_types = [first.lf_type] if first.load_error is None and first.lf_type else None
-    # Refused before anything is written: a parser as the model, or a model for other logical forms (a
-    # later record of a type the model lacks becomes a reject row, qgen.synth.generator).
-    check_generator(checkpoint, lf_types or ())
+    facts, mixed = model_record(checkpoint), not lf_types
+    if mixed:  # a file of logical forms: the types of its first records, checked up front
+        lf_types, records = leading_types(records)
+    # Refused before anything is written: a parser as the model, or a model for none of the logical forms
+    # the file begins with (a record of a type the model lacks becomes a reject row, qgen.synth.generator).
+    check_generator(checkpoint, lf_types, facts, any_fits=mixed)
+    lf_types = [t for t in lf_types if unknown_lf_type(facts, t) is None]  # what the round-trip parser must take
     if round_trip is not None:  # the parse runs where the generation does
         round_trip = replace(round_trip, device=device_type)
     judge = _round_trip_judge(round_trip, checkpoint, lf_types)
@@ -221,6 +219,13 @@ def write_shard(job: ShardJob) -> dict[str, Any]:
             writer = _writers[key] = QuestionWriter(job.checkpoint, labels=job.labels, **job.writer_options)
         judge = cached_filter(job.round_trip) if job.round_trip is not None else None
         return _write_job(job, writer, OverCopyFilter(job.thresholds), judge)
+
+
+def leading_types(records: Iterable[RawExample], peek: int = 1000) -> tuple[list[str], Iterable[RawExample]]:
+    """The logical-form types of a file's first ``peek`` readable records, and the records, none consumed."""
+    records = iter(records)
+    head = list(islice(records, peek))
+    return sorted({r.lf_type for r in head if r.load_error is None and r.lf_type}), chain(head, records)
 
 
 def _round_trip_judge(options: RoundTripOptions | None, checkpoint: str | Path,

@@ -10,6 +10,8 @@ from parsers.lf_type import LfTypeError, infer_lf_type
     ("SELECT ?x WHERE { ns:m.0a ns:location.country.capital ?x }", "sparql"),
     ("PREFIX dbo: <http://dbpedia.org/ontology/>\nSELECT ?x WHERE { dbr:Berlin dbo:leader ?x }", "sparql"),
     ("ask { ?s ?p ?o }", "sparql"),
+    ("DESCRIBE <http://example.org/a>", "sparql"),
+    ("PREFIX ex: <http://example.org/>\nDESCRIBE ex:a", "sparql"),
     ("INSERT DATA { <http://example.org/a> <http://example.org/b> <http://example.org/c> }", "sparql"),
     ('SELECT "Player" FROM "table" WHERE "No." = \'3\'', "sql"),
     ("select count(name) from ferries where capacity > 300", "sql"),

@@ -129,6 +129,22 @@ def test_a_file_of_any_input_format_with_split_and_duplicate_ids(tmp_path: Path)
         preprocess_dataset(str(tmp_path / "nosuch.jsonl"), tmp_path / "none", workers=1)
 
 
+@pytest.mark.parametrize("name, fmt", [("questions.json", "auto"), ("questions.json", "lcquad1"),
+                                       ("questions.data", "lcquad1")])
+def test_a_dataset_file_has_one_split_rule_and_unique_ids(tmp_path: Path, name: str, fmt: str) -> None:
+    """A dataset's file (by --format or a .json's content) whose name says no split is train, as preprocess
+    prepares training data; --split names its split; a repeated id in a released file is kept apart
+    (``id#index``, as the dataset readers do), never two examples under one id."""
+    path = tmp_path / name
+    record = {"_id": "1", "corrected_question": "who leads berlin ?",
+              "sparql_query": "SELECT ?x WHERE { <http://dbpedia.org/resource/Berlin> <http://dbpedia.org/ontology/leader> ?x }"}
+    path.write_text(json.dumps([record, {**record, "corrected_question": "again ?"}]))
+    report = preprocess_dataset(str(path), tmp_path / "p", workers=1, fmt=fmt)
+    assert (report.inputs, report.examples, report.rejects) == (2, {"train": 2}, 0)
+    assert sorted(pd.read_parquet(tmp_path / "p" / "train.parquet")["id"]) == ["train-1", "train-1#1"]
+    assert preprocess_dataset(str(path), tmp_path / "t", split="test", workers=1, fmt=fmt).examples == {"test": 2}
+
+
 def test_preprocess_refuses_a_worker_count_it_cannot_start(tmp_path: Path, demo_sample: Path) -> None:
     from typer.testing import CliRunner
 

@@ -223,3 +223,18 @@ def test_init_from_adapts_a_trained_model_to_new_tokens(tmp_path: Path) -> None:
         start_from(tmp_path / "old" / "best.pt", new_pairs, FAMILIES["coverage"], meta, lambda _: None)
     with pytest.raises(ValueError, match="trained with task 'generate', these pairs need 'parse'"):
         start_from(tmp_path / "old" / "best.pt", new_pairs, model_cfg, {**meta, "task": "parse"}, lambda _: None)
+
+
+def test_glove_vectors_with_a_trailing_space_are_read(tmp_path: Path) -> None:
+    import torch
+
+    from qgen.glove import load_vectors, vector_size
+    from qgen.model.vocab import Vocab
+
+    path = tmp_path / "vectors.txt"
+    path.write_text("oslo 0.5 -1.0 2.0 \r\nbergen 1 2 3\n")
+    assert vector_size(path) == 3
+    vocab = Vocab.build([["oslo", "bergen"]])
+    embedding = torch.nn.Embedding(len(vocab), 3)
+    assert load_vectors(path, vocab, embedding) == 2
+    assert embedding.weight[vocab.stoi["oslo"]].tolist() == [0.5, -1.0, 2.0]

@@ -63,3 +63,12 @@ def test_train_refuses_a_file_without_questions(qgen: Qgen, tmp_path: Path, ques
     code, out, err = qgen("train", examples, "--out", tmp_path / "model", "--epochs", "1")
     assert code == 2 and not out and err.startswith(f"error: {examples}: {expected}")
     assert not (tmp_path / "model").exists()
+
+
+def test_train_refuses_a_file_whose_one_example_validation_holds_out(qgen: Qgen, tmp_path: Path) -> None:
+    """One example: held out for validation, it would leave a model with empty vocabularies."""
+    examples = _examples(tmp_path / "train.parquet", [["what", "is", "oslo", "?"]])
+    code, out, err = qgen("train", examples, "--out", tmp_path / "model", "--epochs", "1", "-q")
+    assert code == 2 and not out and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"error: {examples} holds one group of examples only")
+    assert not (tmp_path / "model" / "best.pt").exists()

@@ -66,11 +66,38 @@ def test_cli_refuses_the_mismatch_before_work(qgen: Qgen, tiny_checkpoint: Path,
     assert code == 2 and "not sparql" in err and not corpus.exists()
 
 
-def test_a_file_whose_first_input_the_model_lacks_is_refused(sql_model: Path, tmp_path: Path) -> None:
-    records = [_raw("a", "sparql", SPARQL), _raw("b", "sql", SQL)]
+def test_a_file_the_model_fits_none_of_is_refused(sql_model: Path, tmp_path: Path) -> None:
+    records = [_raw("a", "sparql", SPARQL), _raw("b", "sparql", SPARQL)]
     with pytest.raises(ModelMismatchError, match="not sparql"):
         synthesize(records, sql_model, tmp_path / "corpus", log=lambda _: None)
     assert not (tmp_path / "corpus" / "manifest.json").exists()
+
+
+@pytest.mark.parametrize("order", [("sql", "sparql"), ("sparql", "sql")])
+def test_a_mixed_file_is_judged_whatever_comes_first(sql_model: Path, tmp_path: Path, order: tuple) -> None:
+    """The records of a type the model lacks are reject rows, whether or not the file begins with one."""
+    import pandas as pd
+
+    records = [_raw(kind, kind, SQL if kind == "sql" else SPARQL) for kind in order]
+    counts = synthesize(records, sql_model, tmp_path / "corpus", log=lambda _: None)["counts"]
+    assert counts["inputs"] == 2 == counts["pairs"] + counts["rejects"]
+    rejects = pd.read_parquet(tmp_path / "corpus" / "rejects")
+    assert list(rejects.loc[rejects["stage"] == "input", "id"]) == ["sparql"]
+
+
+def test_generate_refuses_a_file_only_when_the_model_fits_none_of_it(qgen: Qgen, sql_model: Path,
+                                                                     tmp_path: Path) -> None:
+    mixed = tmp_path / "mixed.txt"
+    mixed.write_text(f"{SPARQL}\n{SQL}\n")
+    code, out, err = qgen("generate", "--model", sql_model, "--file", mixed)
+    assert code == 1 and len(out.strip().splitlines()) == 1  # the SQL line's question
+    assert err.strip() == ("error: line 1: lf_type sparql: the model was trained on sql logical forms, not sparql; "
+                           "give a model trained on sparql (qgen train on such pairs, or --init-from default to "
+                           "adapt one)")
+    only_sparql = tmp_path / "sparql.txt"
+    only_sparql.write_text(f"{SPARQL}\n")
+    code, out, err = qgen("generate", "--model", sql_model, "--file", only_sparql)
+    assert code == 2 and not out and "not sparql" in err
 
 
 def test_a_later_input_of_another_type_is_a_reject_row(sql_model: Path, tmp_path: Path) -> None:
@@ -90,6 +117,7 @@ def test_generate_questions_marks_the_input_of_another_type(sql_model: Path) -> 
     from qgen.generate import GenerateInput
 
     results = list(generate_questions([GenerateInput("q1", SPARQL, "sparql")], sql_model))
+    assert list(generate_questions([SQL], sql_model, lf_type="auto"))[0]["lf_type"] == "sql"  # told from the text
     assert results == [{"id": "q1", "lf": SPARQL, "error": "lf_type sparql: the model was trained on sql logical "
                         "forms, not sparql; give a model trained on sparql (qgen train on such pairs, or "
                         "--init-from default to adapt one)"}]
@@ -99,3 +127,8 @@ def test_a_usage_error_is_one_line_naming_the_help(qgen: Qgen) -> None:
     code, out, err = qgen("generate", "--beam", "abc", SPARQL)
     assert code == 2 and not out and len(err.strip().splitlines()) == 1
     assert err.startswith("error: Invalid value for '--beam'") and "(see: qgen generate --help)" in err
+
+
+def test_no_arguments_print_the_help_and_no_empty_error(qgen: Qgen) -> None:
+    code, out, err = qgen()
+    assert code == 2 and "Commands" in out + err and "error:" not in err

@@ -1,5 +1,6 @@
 """``--from-graph`` and ``--from-tables`` files that cannot be read: one line naming the option, the file
-and the reader's reason, exit 1; never a bare parser exception or an empty corpus written with exit 0."""
+and the reader's reason, exit 1 (a file that is not there: exit 2, a usage error, whatever its suffix);
+never a bare parser exception or an empty corpus written with exit 0."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -27,6 +28,15 @@ def test_an_unreadable_source_is_one_line(qgen: Qgen, tiny_checkpoint: Path, tmp
     corpus = tmp_path / "corpus"
     code, out, err = qgen("synthesize", "--model", tiny_checkpoint, option, path, "--count", "3", "--out", corpus,
                           "-q")
-    assert code == 1 and not out and len(err.strip().splitlines()) == 1, err
+    assert code == (2 if content is None else 1) and not out and len(err.strip().splitlines()) == 1, err
     assert err.startswith(f"error: {option} {path}") and says in err
     assert not (corpus / "manifest.json").exists()
+
+
+@pytest.mark.parametrize("name", ["missing.jsonl", "missing.parquet", "missing.txt", "missing.json"])
+def test_a_missing_from_file_is_a_usage_error_whatever_its_suffix(qgen: Qgen, tiny_checkpoint: Path, tmp_path: Path,
+                                                                  name: str) -> None:
+    code, out, err = qgen("synthesize", "--model", tiny_checkpoint, "--from-file", tmp_path / name, "--out",
+                          tmp_path / "corpus", "-q")
+    assert code == 2 and not out and err.startswith(f"error: --from-file {tmp_path / name}: no such file")
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "corpus").exists()

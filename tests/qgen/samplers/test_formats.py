@@ -86,3 +86,18 @@ def test_a_file_that_is_not_utf8_is_one_reject_naming_it(fmt: str, tmp_path: Pat
     path.write_bytes(b"\xff\xfe[1]")
     [record] = list(read_logical_forms(path, fmt=fmt))
     assert record.load_error == "questions-test.json is not UTF-8 text (invalid start byte at byte 0)"
+
+
+def test_a_json_file_of_json_lines_is_read_as_json_lines(tmp_path: Path) -> None:
+    path = tmp_path / "queries.json"
+    path.write_text('{"id": "a", "lf": "SELECT name FROM t"}\n{"id": "b", "lf": "SELECT x FROM t"}\n')
+    assert [r.id for r in read_logical_forms(path, "auto")] == ["a", "b"]
+    path.write_text('{"lf": "SELECT name FROM t"}\n')  # one line, one record: still JSON Lines
+    assert [(r.logical_form, r.lf_type) for r in read_logical_forms(path, "auto")] == [("SELECT name FROM t", "sql")]
+
+
+def test_a_json_file_of_no_known_format_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "other.json"
+    path.write_text('{"foo": [1]}')
+    with pytest.raises(ValueError, match=r"other.json: cannot detect the SPARQL JSON format.*jsonl for JSON Lines"):
+        list(read_logical_forms(path))
