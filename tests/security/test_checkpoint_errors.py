@@ -83,6 +83,17 @@ def _empty_source_vocabulary(folder: Path) -> None:
     (folder / "src_vocab.json").write_text("[]\n")
 
 
+def _special_tokens_only(folder: Path) -> None:
+    """A model trained on nothing: its vocabularies hold the special tokens alone, as its configuration says."""
+    import json
+
+    manifest = json.loads((folder / "qgen-model.json").read_text())
+    manifest["config"]["src_vocab_size"] = 4
+    (folder / "qgen-model.json").write_text(json.dumps(manifest))
+    specials = json.loads((folder / "src_vocab.json").read_text())[:4]
+    (folder / "src_vocab.json").write_text(json.dumps(specials))
+
+
 def _truncated_weights(folder: Path) -> None:
     weights = folder / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[:100])
@@ -98,6 +109,7 @@ def _weights_of_another_size(folder: Path) -> None:
 
 @pytest.mark.parametrize("damage, says", [
     (_empty_source_vocabulary, "is not a usable qgen model (its src_vocab holds 0 tokens, its configuration says"),
+    (_special_tokens_only, "is not a usable qgen model (its src_vocab is empty (the special tokens only))"),
     (_truncated_weights, "is not a readable qgen model folder (SafetensorError: "),
     (_weights_of_another_size, "is not a usable qgen model (Error(s) in loading state_dict"),
 ])
