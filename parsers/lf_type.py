@@ -17,9 +17,10 @@ import re
 
 AUTO = "auto"
 _PATTERNS = {
-    # DESCRIBE needs no braces (DESCRIBE <iri>); no SQL statement begins with it.
+    # DESCRIBE needs no braces: DESCRIBE followed by an IRI, a prefixed name, a variable or * (MySQL's
+    # DESCRIBE users, a bare name, stays unknown).
     "sparql": re.compile(r"^\s*((PREFIX|BASE|SELECT|ASK|CONSTRUCT|DESCRIBE|INSERT|DELETE|WITH)\b[^{]*\{"
-                         r"|((PREFIX|BASE)\b.*\s)?DESCRIBE\b)", re.IGNORECASE | re.DOTALL),
+                         r"|((PREFIX|BASE)\b.*\s)?DESCRIBE\s+(<|\?|\$|\*|[A-Za-z_][\w.-]*:))", re.IGNORECASE | re.DOTALL),
     "sql": re.compile(r"^\s*(SELECT|WITH|INSERT|UPDATE|DELETE|REPLACE|CREATE|DROP|ALTER)\b[^{]*$",
                       re.IGNORECASE | re.DOTALL),
     "mr": re.compile(r"^\s*[^\[\],()=]+\[[^\]]*\](\s*,\s*[^\[\],()=]+\[[^\]]*\])*\s*$"),

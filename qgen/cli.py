@@ -185,22 +185,34 @@ def tokenize(
 def _file_records(file: str, lf_type: str, input_format: str, json_fields: Optional[str], data_dir: Optional[Path]):
     """``--file`` (and ``--format``) as records; a missing file or a bad format is a usage error, a file that
     cannot be read at all a failure (one line each)."""
-    from qgen.datasets.registry import DATASETS
     from qgen.samplers.files import read_logical_forms
 
     fields = _input_format(input_format, json_fields)
-    if not Path(file).exists() and not (input_format == "auto" and file in DATASETS):
-        fail(f"--file {file}: no such file (nor a dataset name: {', '.join(sorted(DATASETS))})", 2)
+    _check_file_exists(file, "--file", input_format)
     try:
         yield from read_logical_forms(file, lf_type, data_dir=data_dir, fmt=input_format, fields=fields)
     except (OSError, ValueError) as err:
         fail(_file_error(file, err), 1)
 
 
-def _file_error(file: object, err: Exception) -> str:
-    """``--file FILE: why``, in one line, naming the file once where the reader's message names it too."""
+def _check_file_exists(file: str, option: str = "--file", input_format: str = "auto") -> None:
+    """A file option naming nothing: a usage error (exit 2). A dataset name stands without --format."""
+    from qgen.datasets.registry import DATASETS
+
+    if Path(file).exists() or (input_format == "auto" and file in DATASETS):
+        return
+    if file in DATASETS:
+        fail(f"{option} {file} is a dataset name; --format is for files (leave it out)", 2)
+    fail(f"{option} {file}: no such file (nor a dataset name: {', '.join(sorted(DATASETS))})", 2)
+
+
+def _file_error(file: object, err: Exception, option: str = "--file") -> str:
+    """``--file FILE: why``, in one line, naming the file once where the reader's message names it too
+    (as given, or as the reader writes the path: ``./a.json`` is ``a.json`` to it)."""
     why = " ".join(str(err).split())
-    return f"--file {file}: {why.removeprefix(f'{file}: ')}"
+    for written in (str(file), str(Path(str(file)))):
+        why = why.removeprefix(f"{written}: ")
+    return f"{option} {file}: {why}"
 
 
 @app.command()
@@ -221,6 +233,7 @@ def preprocess(
     """Tokenize a dataset into <out>/<split>.parquet and <out>/rejects.parquet; print the counts."""
     import os
 
+    from qgen.datasets.sparql_json import UnknownJsonError
     from qgen.preprocess import SplitError, preprocess_dataset
     from qgen.progress import progress_bar
 
@@ -234,6 +247,8 @@ def preprocess(
                                         progress=update, fmt=input_format, fields=fields)
         except (FileNotFoundError, SplitError) as err:  # a file or folder that is not there, a split it lacks
             fail(str(err), 2)
+        except UnknownJsonError as err:  # a .json file of no format qgen knows
+            fail(" ".join(str(err).split()), 1)
     typer.echo(report.summary())
     typer.echo(f"inputs={report.inputs} examples={report.total_examples} rejects={report.rejects}")
     for path in report.files:
@@ -459,10 +474,8 @@ def generate(
     if lf is not None and not lf.strip():
         fail("the logical form is empty; give a query, or --file (or stdin) for many", 2)
     fields = _input_format(input_format, json_fields)
-    from qgen.datasets.registry import DATASETS
-
-    if file is not None and not Path(file).exists() and not (input_format == "auto" and file in DATASETS):
-        fail(f"--file {file}: no such file (nor a dataset name: {', '.join(sorted(DATASETS))})", 2)
+    if file is not None:
+        _check_file_exists(file, "--file", input_format)
     try:
         inputs = read_generate_inputs(lf, file, lf_type, data_dir, input_format, fields)
     except (OSError, ValueError) as err:
@@ -763,7 +776,6 @@ def synthesize(
     elif not no_round_trip and not quiet:
         typer.echo("round-trip filter: off (no parser beside the model; --parser PATH names one)")
 
-    from qgen.datasets.registry import DATASETS
     from qgen.synth.sources import SourceError
 
     named = [("--from-file", from_file), ("--from-graph", from_graph), *(("--from-tables", p) for p in from_tables)]
@@ -772,8 +784,7 @@ def synthesize(
             continue
         if option != "--from-file":
             fail(f"{option} {path}: no such file", 2)
-        if input_format != "auto" or path not in DATASETS:
-            fail(f"--from-file {path}: no such file (nor a dataset name: {', '.join(sorted(DATASETS))})", 2)
+        _check_file_exists(path, option, input_format)
     try:
         source = open_source(from_file, str(from_graph) if from_graph else None, from_endpoint,
                              [str(p) for p in from_tables], substitute_from, count, seed, max_answers,
@@ -791,6 +802,7 @@ def synthesize(
             fail(str(err), 2)
     from qgen.progress import progress_bar
 
+    from qgen.datasets.sparql_json import UnknownJsonError
     from qgen.model_match import ModelMismatchError
 
     with progress_bar("synthesize", quiet) as update:
@@ -799,6 +811,8 @@ def synthesize(
                                               progress=lambda done: update(done, None))
         except ModelMismatchError as err:  # checked before anything is written
             fail(str(err), 2)
+        except UnknownJsonError as err:  # a --from-file .json of no format qgen knows, found on reading it
+            fail(_file_error(from_file, err, "--from-file"), 1)
     counts = manifest["counts"]
     typer.echo(f"inputs={counts['inputs']} pairs={counts['pairs']} rejects={counts['rejects']}")
     if split_by == "template":
@@ -860,6 +874,8 @@ def serve(
     _check_count(count, from_file)
     checkpoint = _model(checkpoint)  # refused now, not at the first scheduled run
     _check_generator(checkpoint, (["sparql"] if from_graph or from_endpoint else []) + (["sql"] if from_tables else []))
+    if from_file:  # now, not at the first scheduled run
+        _check_file_exists(from_file, "--from-file")
     if from_file and Path(from_file).is_file():  # the types the file begins with, as synthesize checks them
         from qgen.samplers.files import read_logical_forms
         from qgen.synth.corpus import leading_types
@@ -867,7 +883,7 @@ def serve(
         try:
             file_types, _ = leading_types(read_logical_forms(from_file, "auto"))
         except (OSError, ValueError) as err:
-            fail(f"--from-file {from_file}: {err}", 1)
+            fail(_file_error(from_file, err, "--from-file"), 1)
         _check_generator(checkpoint, file_types, any_fits=True)
 
     params = deployment_parameters(str(checkpoint.resolve()), str(Path(out).resolve()),

@@ -56,6 +56,10 @@ def get_path(record: Any, path: str) -> Any:
     return value
 
 
+class UnknownJsonError(ValueError):
+    """A JSON file of none of the known SPARQL JSON formats; the message names the file and the options."""
+
+
 def detect_format(data: Any) -> SparqlJsonFormat:
     """The preset whose record list and SPARQL field the parsed JSON ``data`` has."""
     for fmt in PRESETS.values():
@@ -110,7 +114,7 @@ def load_file(
     try:
         fmt = fmt or detect_format(data)
     except ValueError as exc:  # the file is named: a user may have meant JSON Lines, or another format
-        raise ValueError(f"{path}: {exc}") from None
+        raise UnknownJsonError(f"{path}: {exc}") from None
     source = source or fmt.name
     records = _records(data, fmt)
     if records is None:

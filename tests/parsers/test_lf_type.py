@@ -27,6 +27,7 @@ def test_each_kind_is_told_from_its_text(text: str, kind: str) -> None:
 @pytest.mark.parametrize("text, why", [
     ("who directed the matrix ?", "it matches none of them"),
     ("", "it matches none of them"),
+    ("DESCRIBE users", "it matches none of them"),  # MySQL's, not SPARQL's DESCRIBE <iri>
 ])
 def test_a_text_of_no_known_kind_is_refused_by_name(text: str, why: str) -> None:
     with pytest.raises(LfTypeError, match=why) as err:

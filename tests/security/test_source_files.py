@@ -3,6 +3,8 @@ and the reader's reason, exit 1 (a file that is not there: exit 2, a usage error
 never a bare parser exception or an empty corpus written with exit 0."""
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Callable
 
@@ -40,3 +42,21 @@ def test_a_missing_from_file_is_a_usage_error_whatever_its_suffix(qgen: Qgen, ti
                           tmp_path / "corpus", "-q")
     assert code == 2 and not out and err.startswith(f"error: --from-file {tmp_path / name}: no such file")
     assert len(err.strip().splitlines()) == 1 and not (tmp_path / "corpus").exists()
+
+
+def test_a_dataset_name_with_format_and_an_unknown_json_say_so_once(qgen: Qgen, tiny_checkpoint: Path,
+                                                                    tmp_path: Path, monkeypatch) -> None:
+    code, _, err = qgen("synthesize", "--model", tiny_checkpoint, "--from-file", "wikisql", "--format", "wikisql",
+                        "--out", tmp_path / "c1", "-q")
+    assert code == 2 and err.strip() == "error: --from-file wikisql is a dataset name; --format is for files (leave it out)"
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "other.json").write_text('{"foo": [1]}')
+    for command in (["generate", "--file"], ["synthesize", "--out", "c2", "-q", "--from-file"]):
+        code, _, err = qgen(*command[:1], "--model", tiny_checkpoint, *command[1:], "./other.json")
+        assert code == 1 and len(err.strip().splitlines()) == 1, err
+        assert err.count("other.json") == 1 and "cannot detect the SPARQL JSON format" in err, err
+    # serve in a process of its own: importing its flows sets up Prefect's logging in this one
+    proc = subprocess.run([sys.executable, "-c", "from qgen.cli import run; run()", "serve", "--model",
+                           str(tiny_checkpoint), "--from-file", "nosuch.txt", "--out", "s", "--once"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and proc.stderr.startswith("error: --from-file nosuch.txt: no such file")
