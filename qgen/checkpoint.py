@@ -59,7 +59,7 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> tup
         cfg = ModelConfig.from_dict(payload["config"])
         for key, size in (("src_vocab", cfg.src_vocab_size), ("tgt_vocab", cfg.tgt_vocab_size)):
             held = len(payload[key]) if isinstance(payload[key], list) else None
-            if held is not None and held == size and size < 5:  # the special tokens alone: trained on nothing
+            if held == size < 5:  # the special tokens alone: trained on nothing
                 raise ValueError(f"its {key} is empty (the special tokens only)")
             if held != size:
                 raise ValueError(f"its {key} holds {'no' if held is None else held} tokens, its configuration says {size}")

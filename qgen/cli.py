@@ -876,7 +876,7 @@ def serve(
     _check_generator(checkpoint, (["sparql"] if from_graph or from_endpoint else []) + (["sql"] if from_tables else []))
     if from_file:  # now, not at the first scheduled run
         _check_file_exists(from_file, "--from-file")
-    if from_file and Path(from_file).is_file():  # the types the file begins with, as synthesize checks them
+    if from_file and Path(from_file).is_file():  # a dataset name is read at the run; a file's first types now
         from qgen.samplers.files import read_logical_forms
         from qgen.synth.corpus import leading_types
 
