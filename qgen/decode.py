@@ -21,6 +21,9 @@ class Hypothesis:
     score: float  # length-normalised log-probability
     log_prob: float  # total log-probability
     attns: dict[str, list[torch.Tensor]] = field(default_factory=dict)  # per step, (src_len,) each
+    # Per token, the share of its probability that the copy distribution gave (``beam_search(...,
+    # copy_shares=True)``); None when the search was not asked for them.
+    copy_shares: list[float] | None = None
 
 
 def _reorder(state: dict[str, torch.Tensor], index: torch.Tensor, keep: Collection[str] = ()) -> dict[str, torch.Tensor]:
@@ -187,7 +190,8 @@ def _draw(probs: torch.Tensor, size: int, rows: torch.Tensor, generator: torch.G
 
 @torch.inference_mode()
 def beam_search(model: torch.nn.Module, batch: Batch, beam: int = 4, max_len: int = 40, alpha: float = 1.0,
-                num_return: int = 1, no_repeat: bool = False, check_every: int | None = None) -> list[list[Hypothesis]]:
+                num_return: int = 1, no_repeat: bool = False, check_every: int | None = None,
+                copy_shares: bool = False) -> list[list[Hypothesis]]:
     """Batched beam search; per example the ``num_return`` best finished hypotheses, best first.
 
     ``no_repeat`` forbids a token right after itself, in every beam (``block_repeat``).
@@ -206,6 +210,12 @@ def beam_search(model: torch.nn.Module, batch: Batch, beam: int = 4, max_len: in
     questions of one batch end at different steps, and a trained model's batch otherwise runs every
     example to its longest question (3x the steps needed on WikiSQL dev). Not with a captured CUDA
     step, whose shapes are fixed.
+
+    ``copy_shares`` (copy models): each hypothesis also carries, per token, the share of its probability
+    that the copy distribution gave, (1 - p_gen) sum_{i: x_i = w} beta_i / p(w) (Eq. 6-11), read off the
+    step that chose the token; the same numbers as teacher-forcing the chosen tokens again
+    (``qgen.synth.generator.copy_shares``), without that second pass through the decoder (a quarter of
+    a synthesis run's time on a CPU).
     """
     if not 1 <= beam <= MAX_BEAM:
         raise ValueError(f"the beam size must be between 1 and {MAX_BEAM}, got {beam}")
@@ -214,7 +224,8 @@ def beam_search(model: torch.nn.Module, batch: Batch, beam: int = 4, max_len: in
     device = batch.src.device
     if check_every is None:
         check_every = 1 if device.type == "cpu" else 4
-    search = _BeamState(len(batch), beam, max_len, alpha, num_return, device)
+    search = _BeamState(len(batch), beam, max_len, alpha, num_return, device, copy_shares)
+    copy_ids = batch.copy_ids if copy_shares else None  # (examples, src_len): the word each position copies
     shared = unexpanded_keys(model)
     state = _expand(model.start(batch), len(batch), beam, device, shared)
     prev = torch.full((len(batch) * beam,), BOS_ID, dtype=torch.long, device=device)
@@ -222,16 +233,18 @@ def beam_search(model: torch.nn.Module, batch: Batch, beam: int = 4, max_len: in
     # What the step never changes is the same in every beam of an example: a reorder (within examples) keeps it.
     fixed = model.per_example_keys() if hasattr(model, "per_example_keys") else set()
     for step in range(max_len):
-        log_probs, state, _ = step_fn(prev, state)  # (size * beam, extended)
+        log_probs, state, attns = step_fn(prev, state)  # (size * beam, extended)
         if no_repeat:
             log_probs = block_repeat(log_probs, prev)
-        flat, prev = search.advance(step, log_probs)
+        copying = (attns["copy"], attns["p_gen"], copy_ids) if copy_ids is not None else None
+        flat, prev = search.advance(step, log_probs, copying)
         state = _reorder(state, flat, fixed)
         if (step + 1) % check_every == 0:
             if search.all_done():
                 break
             if step_fn == model.step and search.worth_compacting():
                 kept = search.compact()  # (examples kept,)
+                copy_ids = copy_ids.index_select(0, kept) if copy_ids is not None else None
                 state, rows = _keep_examples(state, kept, beam, shared)
                 prev = prev.index_select(0, rows)
     return search.results()
@@ -249,7 +262,7 @@ class _BeamState:
     """
 
     def __init__(self, size: int, beam: int, max_len: int, alpha: float, num_return: int,
-                 device: torch.device) -> None:
+                 device: torch.device, copy_shares: bool = False) -> None:
         self.size, self.beam, self.max_len, self.alpha, self.keep = size, beam, max_len, alpha, num_return
         self.device = device
         self.scores = torch.full((size, beam), float("-inf"), device=device)
@@ -262,13 +275,22 @@ class _BeamState:
         self.pool_raw = torch.full((size, num_return), float("-inf"), dtype=torch.float64, device=device)
         self.pool_len = torch.zeros(size, num_return, dtype=torch.long, device=device)
         self.pool_ids = torch.full((size, num_return, max_len), EOS_ID, dtype=torch.long, device=device)
+        # With copy_shares, each token's copy share beside it: kept, reordered and pooled as the tokens are.
+        self.shares = torch.zeros(size, beam, max_len, device=device) if copy_shares else None
+        self.pool_shares = torch.zeros(size, num_return, max_len, device=device) if copy_shares else None
         self.rows = torch.arange(size, device=device).unsqueeze(1)  # (size, 1)
         self.live = torch.arange(size, device=device)
-        self.final = [t.clone() for t in (self.pool_score, self.pool_raw, self.pool_len, self.pool_ids)]
+        self.final = [t.clone() for t in self._pools()]
 
-    def advance(self, step: int, log_probs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def _pools(self) -> list[torch.Tensor]:
+        pools = [self.pool_score, self.pool_raw, self.pool_len, self.pool_ids]
+        return pools + [self.pool_shares] if self.pool_shares is not None else pools
+
+    def advance(self, step: int, log_probs: torch.Tensor,
+                copying: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """One step: log_probs (size * beam, vocab) -> (the flat beam each new beam comes from,
-        the new beams' tokens (size * beam,))."""
+        the new beams' tokens (size * beam,)). ``copying``: the step's copy attention (size * beam,
+        src_len) and switch (size * beam,) and the examples' copy ids (size, src_len), for the shares."""
         size, beam = self.size, self.beam
         vocab = log_probs.size(1)
         candidates = (self.scores.view(-1, 1) + log_probs.float()).view(size, beam * vocab)
@@ -279,6 +301,7 @@ class _BeamState:
         is_eos = token == EOS_ID
         # An EOS among the beam best finishes a hypothesis; an EOS elsewhere is dropped.
         ends = (is_eos & real & open_row)[:, :beam]  # (size, beam)
+        shares = self._copy_shares(log_probs, origin, token, *copying) if copying is not None else None
         self._finish(step, top_scores[:, :beam], origin[:, :beam], ends)
         # The other candidates fill the beams in rank order, ``beam`` of them at most.
         goes_on = ~is_eos & real & open_row  # (size, 2 * beam)
@@ -291,6 +314,10 @@ class _BeamState:
         new_origin.scatter_(1, slot, origin)
         new_token.scatter_(1, slot, token)
         new_scores, new_origin, new_token = new_scores[:, :beam], new_origin[:, :beam], new_token[:, :beam]
+        if self.shares is not None and shares is not None:
+            new_shares = torch.zeros(size, beam + 1, device=self.device).scatter_(1, slot, shares)[:, :beam]
+            self.shares = self.shares.gather(1, new_origin.unsqueeze(2).expand(-1, -1, self.max_len))
+            self.shares[:, :, step] = new_shares
         # OpenNMT-py's rule: an example is done once its best candidate ends (and enough have ended).
         stops = open_row.squeeze(1) & is_eos[:, 0] & (self.finished >= self.keep)
         self.done = self.done | stops
@@ -302,16 +329,31 @@ class _BeamState:
         flat = (self.rows * beam + new_origin).view(-1)
         return flat, new_token.reshape(-1)
 
+    def _copy_shares(self, log_probs: torch.Tensor, origin: torch.Tensor, token: torch.Tensor, copy: torch.Tensor,
+                     p_gen: torch.Tensor, copy_ids: torch.Tensor) -> torch.Tensor:
+        """The copy share of each candidate (size, 2 * beam): (1 - p_gen) x the copy attention on the
+        positions that copy its token, over the token's probability, of the beam it extends."""
+        size, candidates = origin.shape
+        rows = (self.rows * self.beam + origin).view(-1)  # (size * 2 * beam,) the beams extended
+        beta = copy.float().index_select(0, rows).view(size, candidates, -1)  # (size, 2 * beam, src_len)
+        hits = copy_ids.unsqueeze(1) == token.unsqueeze(2)  # (size, 2 * beam, src_len)
+        p_copy = (1 - p_gen.float().index_select(0, rows).view(size, candidates)) * (beta * hits).sum(dim=2)
+        p_word = log_probs.float()[rows, token.view(-1)].view(size, candidates).exp()
+        return (p_copy / p_word.clamp_min(1e-12)).clamp(0.0, 1.0)
+
     def _finish(self, step: int, scores: torch.Tensor, origin: torch.Tensor, ends: torch.Tensor) -> None:
         """Merge this step's finished hypotheses (``ends``, (size, beam)) into the pool."""
         raw = scores.double().masked_fill(~ends, float("-inf"))
         length = step  # tokens before the EOS
         normalised = raw / max(length + 1, 1) ** self.alpha
-        ids = self.history.gather(1, origin.unsqueeze(2).expand(-1, -1, self.max_len))  # (size, beam, max_len)
+        by_origin = origin.unsqueeze(2).expand(-1, -1, self.max_len)
+        ids = self.history.gather(1, by_origin)  # (size, beam, max_len)
+        shares = self.shares.gather(1, by_origin) if self.shares is not None else None
         self.finished = self.finished + ends.sum(dim=1)
-        self._merge(normalised, raw, torch.full_like(origin, length), ids)
+        self._merge(normalised, raw, torch.full_like(origin, length), ids, shares)
 
-    def _merge(self, score: torch.Tensor, raw: torch.Tensor, length: torch.Tensor, ids: torch.Tensor) -> None:
+    def _merge(self, score: torch.Tensor, raw: torch.Tensor, length: torch.Tensor, ids: torch.Tensor,
+               shares: torch.Tensor | None = None) -> None:
         # Pool first, newcomers after, in rank order: a stable sort keeps earlier ones first on ties.
         # Candidates that are not hypotheses have score -inf and sort last; the pool's empty slots too.
         score = torch.cat([self.pool_score, score], dim=1)
@@ -319,7 +361,10 @@ class _BeamState:
         self.pool_score = score.gather(1, order)
         self.pool_raw = torch.cat([self.pool_raw, raw], dim=1).gather(1, order)
         self.pool_len = torch.cat([self.pool_len, length], dim=1).gather(1, order)
-        self.pool_ids = torch.cat([self.pool_ids, ids], dim=1).gather(1, order.unsqueeze(2).expand(-1, -1, self.max_len))
+        by_order = order.unsqueeze(2).expand(-1, -1, self.max_len)
+        self.pool_ids = torch.cat([self.pool_ids, ids], dim=1).gather(1, by_order)
+        if self.pool_shares is not None and shares is not None:
+            self.pool_shares = torch.cat([self.pool_shares, shares], dim=1).gather(1, by_order)
 
     def _ended(self) -> torch.Tensor:
         """(size,) True for an example that takes no more hypotheses."""
@@ -337,14 +382,15 @@ class _BeamState:
         self._save_pools()
         kept = (~self._ended()).nonzero().squeeze(1)
         for name in ("scores", "history", "done", "finished", "pool_score", "pool_raw", "pool_len", "pool_ids",
-                     "live"):
-            setattr(self, name, getattr(self, name).index_select(0, kept))
+                     "live", "shares", "pool_shares"):
+            if getattr(self, name) is not None:
+                setattr(self, name, getattr(self, name).index_select(0, kept))
         self.size = len(kept)
         self.rows = self.rows[: self.size]
         return kept
 
     def _save_pools(self) -> None:
-        for final, pool in zip(self.final, (self.pool_score, self.pool_raw, self.pool_len, self.pool_ids)):
+        for final, pool in zip(self.final, self._pools()):
             final.index_copy_(0, self.live, pool)
 
     def results(self) -> list[list[Hypothesis]]:
@@ -352,12 +398,14 @@ class _BeamState:
         short = (self.finished < self.keep).unsqueeze(1)  # (size, 1)
         raw = self.scores.double().masked_fill(~short, float("-inf"))
         self._merge(raw / max(self.steps, 1) ** self.alpha, raw,
-                    torch.full_like(self.pool_len[:, :1], self.steps).expand(-1, self.beam), self.history)
+                    torch.full_like(self.pool_len[:, :1], self.steps).expand(-1, self.beam), self.history, self.shares)
         self._save_pools()
-        score, log_prob, length, ids = (t.tolist() for t in self.final)
+        score, log_prob, length, ids = (t.tolist() for t in self.final[:4])
+        shares = self.final[4].tolist() if len(self.final) > 4 else None
         out = []
         for row in range(len(score)):
-            out.append([Hypothesis(ids[row][k][: length[row][k]], score[row][k], log_prob[row][k])
+            out.append([Hypothesis(ids[row][k][: length[row][k]], score[row][k], log_prob[row][k],
+                                   copy_shares=shares[row][k][: length[row][k]] if shares is not None else None)
                         for k in range(self.keep) if log_prob[row][k] > float("-inf")])
         return out
 

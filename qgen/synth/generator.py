@@ -211,13 +211,13 @@ class QuestionWriter:
                                self.no_repeat, self._draws)
             else:
                 found = beam_search(self.model, batch, self.beam, self.max_len, self.alpha,
-                                    num_return=self.candidates, no_repeat=self.no_repeat)
+                                    num_return=self.candidates, no_repeat=self.no_repeat,
+                                    copy_shares=self.copy_mode != "none")
             ranked = [self._ranked(best, records[index], tokens, oovs)
                       for best, (index, tokens), oovs in zip(found, chunk, batch.oovs)]
             hyps = (self._round_trip_choice(ranked, chunk, records, batch.oovs) if self.round_trip is not None
                     else [tried[0] for tried in ranked])
-            no_copy = [[0.0] * len(h.ids) for h in hyps]
-            shares = copy_shares(self.model, batch, hyps) if self.copy_mode != "none" else no_copy
+            shares = self._copy_shares(batch, hyps)
         except torch.OutOfMemoryError as err:
             if raise_out_of_memory:  # the caller splits the batch
                 raise
@@ -245,6 +245,15 @@ class QuestionWriter:
                 copy_fraction=copied / len(question), answers=[str(a) for a in record.answers],
                 source=record.source, model_id=self.model_id, created_at=self.created_at))
         return out
+
+    def _copy_shares(self, batch: Batch, hyps: Sequence[Hypothesis]) -> list[list[float]]:
+        """Each question's per-token copy shares: as the beam search recorded them, else (drawn questions)
+        by teacher-forcing the questions through the decoder again."""
+        if self.copy_mode == "none":
+            return [[0.0] * len(h.ids) for h in hyps]
+        if all(h.copy_shares is not None for h in hyps):
+            return [h.copy_shares for h in hyps]  # type: ignore[misc]
+        return copy_shares(self.model, batch, hyps)
 
     def _ranked(self, best: list[Hypothesis], record: RawExample, tokens: list[str], oovs: list[str]
                 ) -> list[Hypothesis]:

@@ -158,3 +158,33 @@ def test_a_beam_wider_than_the_limit_is_refused() -> None:
 
     with pytest.raises(ValueError, match=f"between 1 and {MAX_BEAM}, got {MAX_BEAM + 1}"):
         beam_search(ToyModel(1), toy_batch(), beam=MAX_BEAM + 1)
+
+
+@pytest.mark.parametrize(("name", "no_repeat"), [("scratchpad_extended", False), ("scratchpad_extended", True),
+                                                 ("copynet", False), ("scratchpad", False)])
+def test_the_copy_shares_the_search_records_are_those_of_a_second_pass(name: str, no_repeat: bool) -> None:
+    """Each hypothesis's per-token copy shares, read off the steps that chose its tokens, equal what
+    teacher-forcing its tokens through the decoder again gives (the pass they replace), for every
+    hypothesis returned, finished or not, with examples leaving the batch on the way."""
+    from dataclasses import replace
+
+    from qgen.model import VARIANTS
+    from qgen.synth.generator import copy_shares
+
+    torch.manual_seed(0)
+    cfg = replace(VARIANTS[name].model, embedding_dim=8, hidden_size=16, dropout=0.0)
+    model = build_model(cfg.with_vocab(len(VOCAB), len(VOCAB))).eval()
+    with torch.no_grad():  # a likely end, so that hypotheses finish at several lengths
+        model.decoder.generator.out.bias[EOS_ID] += 2.0
+    batch = make_batch(SRC, None, VOCAB, VOCAB, cfg.copy)
+    rows = beam_search(model, batch, 4, 10, 1.0, num_return=3, no_repeat=no_repeat, copy_shares=True)
+    same(rows, beam_search(model, batch, 4, 10, 1.0, num_return=3, no_repeat=no_repeat))  # the same search
+    copied = 0
+    for rank in range(3):
+        hyps = [row[rank] for row in rows]
+        again = copy_shares(model, batch, hyps)
+        for hyp, expected in zip(hyps, again):
+            assert hyp.copy_shares == pytest.approx(expected, abs=1e-5)
+            copied += sum(s > 0.5 for s in expected)
+    assert copied > 0, "some tokens are copied, so the shares are not all zero"
+    assert len({len(h.ids) for row in rows for h in row}) >= 3, "hypotheses of several lengths"

@@ -191,7 +191,7 @@ def test_candidates_write_the_first_question_that_passes_the_audit(checkpoint: P
     wrong, right = hypothesis("what is the capital of paris ?", -0.1), hypothesis("what is the capital of bali ?", -0.2)
     asked: list[int] = []
 
-    def search(model, batch, beam, max_len, alpha, num_return=1, no_repeat=False):
+    def search(model, batch, beam, max_len, alpha, num_return=1, no_repeat=False, copy_shares=False):
         asked.append(num_return)
         return [[wrong, right, wrong][:num_return] for _ in range(len(batch.oovs))]
 
