@@ -114,19 +114,46 @@ def _sync(device: torch.device) -> None:
 
 
 def question_flops(model: torch.nn.Module, results: list, beam: int, src_len: float) -> tuple[float, float]:
-    """Multiply-adds x2 per question: the encoder once, and per decoding step x beam the decoder GRU,
-    both attentions, the output layer, coverage and the scratchpad write (``src_len`` source positions:
-    the inputs' mean; WebQSP's is about 80)."""
+    """FLOPs per question (2 x the multiply-adds of the products the decoder computes; ``src_len``
+    source positions, the inputs' mean, about 80 on WebQSP): the encoder once, then per decoding step
+    and beam hypothesis:
+
+    - the decoder GRU: per layer 3h x (input + h), the first layer's input the word vector and the
+      input-fed state (Luong) or the read context (Bahdanau);
+    - each attention (read, and copy): the query (general score: W s, h x h; MLP score: the query's and
+      the update's projection, h x A each, and v over the positions, src_len x A) and the scores and
+      context over the positions, src_len x h each;
+    - the post-read layer (2h x h), the output layer (h x vocab), the switch;
+    - coverage as the code computes it: the state's projection once per hypothesis (3c x h), the
+      update's projection for the kept memory term (3c x h) and the cell's hidden product per
+      position (src_len x c x 3c), not the equation's per-position input product (src_len x (1 + 2h)
+      x 3c), which the kept projections avoid;
+    - the scratchpad: the update (2h x h, or its MLP), the write gate's step term and its position term
+      (MLP gates: src_len x A), and the write over the memory (src_len x h, one multiply-add each).
+    Elementwise work (softmaxes, gates' nonlinearities) is not counted."""
     cfg = model.cfg
-    h, e, layers, vocab = cfg.hidden_size, cfg.embedding_dim, cfg.num_layers, cfg.tgt_vocab_size
+    h, e, layers, vocab, c = cfg.hidden_size, cfg.embedding_dim, cfg.num_layers, cfg.tgt_vocab_size, cfg.coverage_dim
+    units = cfg.mlp_units
+    mlp_scores, mlp_gates = cfg.attention == "bahdanau", cfg.gates == "mlp"
     steps = [len(r.question.split()) + 1 for r in results if hasattr(r, "question")] or [40]
     mean_steps = sum(steps) / len(steps)
-    enc = src_len * 2 * 3 * ((e + h // 2) * (h // 2)) + src_len * (layers - 1) * 2 * 3 * ((h + h // 2) * (h // 2))
-    step = 3 * ((e + h) * h + (layers - 1) * 2 * h * h)  # decoder GRU
-    step += 2 * (h * h + src_len * h)  # read and copy attention (project once, dot with T states)
-    step += 2 * h * h + h * vocab  # post-read layer and output layer
-    step += src_len * 3 * (1 + 2 * h) * cfg.coverage_dim if cfg.coverage_dim else 0
-    step += (src_len * h + 2 * h * h) if cfg.memory == "scratchpad" else 0
+    half = h // 2  # each direction of the bidirectional encoder
+    enc = src_len * 2 * 3 * half * ((e + half) + (layers - 1) * (h + half))
+    kept = (2 * units if mlp_scores else 0) + (3 * c) + (units if mlp_gates else 1)  # projections kept in the state
+    enc += src_len * h * kept
+    step = 3 * h * ((e + h + h) + (layers - 1) * 2 * h)  # decoder GRU
+    attention = (2 * h * units + src_len * units) if mlp_scores else h * h
+    attention += 2 * src_len * h  # scores (general) or context, and the context
+    step += attention * (2 if cfg.copy != "none" else 1)
+    step += 2 * h * h + h * vocab  # post-read layer, output layer
+    if cfg.copy != "none":
+        step += (2 * h * units + units) if mlp_gates else (2 * h + e)  # the switch p_gen
+    if c:
+        step += 2 * 3 * c * h + src_len * 3 * c * c
+    if cfg.memory != "none":
+        step += (2 * h * units + units * h) if mlp_gates else 2 * h * h  # the update u
+        step += (2 * h * units + src_len * units + units * h) if mlp_gates else (2 * h + h)  # the write gate
+        step += src_len * h  # the write
     return 2.0 * (enc + mean_steps * beam * step), round(mean_steps, 1)
 
 

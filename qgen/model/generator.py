@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 from qgen.model.attention import GeneralAttention, MLPAttention
 from qgen.model.vocab import BOS_ID, PAD_ID
@@ -34,11 +35,11 @@ class SoftmaxGenerator(nn.Module):
 
     def forward(self, state: torch.Tensor) -> torch.Tensor:
         """state (batch, h) -> log-probabilities (batch, vocab)."""
-        return torch.log_softmax(_mask_specials(self.out(state).float()), dim=-1)
+        return torch.log_softmax(_mask_specials(self.out(state).float(), in_place=True), dim=-1)
 
     def gold_log_probs(self, states: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
         """Every step at once: states (batch, steps, h), gold (batch, steps) -> log p(gold) (batch, steps)."""
-        log_probs = torch.log_softmax(_mask_specials(self.out(states).float()), dim=-1)
+        log_probs = torch.log_softmax(_mask_specials(self.out(states).float(), in_place=True), dim=-1)
         return log_probs.gather(-1, gold.clamp_max(log_probs.size(-1) - 1).unsqueeze(-1)).squeeze(-1)
 
 
@@ -61,7 +62,7 @@ class ReadoutGenerator(nn.Module):
     def forward(self, state: torch.Tensor, prev_embedded: torch.Tensor, context: torch.Tensor) -> torch.Tensor:
         """state (batch, h), prev_embedded (batch, emb), context (batch, c) -> log-probabilities (batch, vocab)."""
         readout = torch.tanh(self.state(state) + self.previous(prev_embedded) + self.context(context))
-        return torch.log_softmax(_mask_specials(self.out(self.dropout(readout)).float()), dim=-1)
+        return torch.log_softmax(_mask_specials(self.out(self.dropout(readout)).float(), in_place=True), dim=-1)
 
 
 class CopyGenerator(nn.Module):
@@ -101,11 +102,18 @@ class CopyGenerator(nn.Module):
         """The step's log-probabilities (batch, extended_size) from its post-read state and ``attend``'s
         attentions: the copy mixture of Eq. 6-11."""
         beta, p_gen = attns["copy"], attns["p_gen"].unsqueeze(1)
-        vocab = torch.softmax(_mask_specials(self.out(state).float()), dim=-1)  # (batch, vocab)
-        probs = torch.zeros(state.size(0), extended_size, device=state.device, dtype=torch.float32)
-        probs[:, : vocab.size(1)] = p_gen * vocab
-        probs.scatter_add_(1, copy_ids, (1 - p_gen) * self._copied(beta, copy_mask))
-        return probs.clamp_min(_LOG_FLOOR).log()
+        # The logits are the output layer's own new tensor, which its backward does not keep: masked in place.
+        vocab = torch.softmax(_mask_specials(self.out(state).float(), in_place=True), dim=-1)  # (batch, vocab)
+        copied = (1 - p_gen) * self._copied(beta, copy_mask)  # (batch, src_len)
+        if torch.is_grad_enabled():  # the softmax's backward keeps its output: no in-place work after it
+            probs = torch.zeros(state.size(0), extended_size, device=state.device, dtype=torch.float32)
+            probs[:, : vocab.size(1)] = p_gen * vocab
+            probs.scatter_add_(1, copy_ids, copied)
+            return probs.clamp_min(_LOG_FLOOR).log()
+        # Decoding: the same numbers, each op in place (decoding on a CPU is bound by passes over
+        # (rows, vocab) like these, and each new tensor is one more).
+        probs = F.pad(vocab, (0, extended_size - vocab.size(1))) if extended_size > vocab.size(1) else vocab
+        return probs.mul_(p_gen).scatter_add_(1, copy_ids, copied).clamp_min_(_LOG_FLOOR).log_()
 
     def gold_log_probs(self, states: torch.Tensor, betas: torch.Tensor, p_gens: torch.Tensor,
                        copy_mask: torch.Tensor, copy_ids: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
@@ -113,7 +121,7 @@ class CopyGenerator(nn.Module):
         steps, h), copy attentions (batch, steps, src_len) and switches (batch, steps): one output
         projection over all the steps instead of one per step, and no extended distribution built
         (training needs the gold word's probability only). gold (batch, steps) -> (batch, steps)."""
-        vocab_log_probs = torch.log_softmax(_mask_specials(self.out(states).float()), dim=-1)  # (b, steps, vocab)
+        vocab_log_probs = torch.log_softmax(_mask_specials(self.out(states).float(), in_place=True), dim=-1)  # (b, steps, vocab)
         in_vocab = gold < vocab_log_probs.size(-1)
         p_vocab = vocab_log_probs.gather(-1, gold.clamp_max(vocab_log_probs.size(-1) - 1).unsqueeze(-1)).squeeze(-1)
         p_vocab = p_vocab.exp().masked_fill(~in_vocab, 0.0)
@@ -151,9 +159,10 @@ class CopyGenerator(nn.Module):
         return {"copy": beta, "p_gen": p_gen.squeeze(1)}, copy_context
 
 
-def _mask_specials(logits: torch.Tensor) -> torch.Tensor:
-    """PAD and BOS are never generated (logits (..., vocab))."""
-    logits = logits.clone()
+def _mask_specials(logits: torch.Tensor, in_place: bool = False) -> torch.Tensor:
+    """PAD and BOS are never generated (logits (..., vocab)); ``in_place`` for logits no one else holds."""
+    if not in_place:
+        logits = logits.clone()
     logits[..., PAD_ID] = float("-inf")
     logits[..., BOS_ID] = float("-inf")
     return logits
