@@ -117,11 +117,12 @@ def greedy(model: torch.nn.Module, batch: Batch, max_len: int = 40, keep_attenti
 @torch.inference_mode()
 def sample(model: torch.nn.Module, batch: Batch, num: int = 1, max_len: int = 40, temperature: float = 1.0,
            alpha: float = 1.0, no_repeat: bool = False, generator: torch.Generator | None = None,
-           compact: bool = True) -> list[list[Hypothesis]]:
+           compact: bool = True, copy_shares: bool = False) -> list[list[Hypothesis]]:
     """``num`` questions per example drawn token by token from the model's distribution (softmax of the
     log-probabilities over ``temperature``), in the order drawn; each hypothesis's ``log_prob`` is under
     the model itself (temperature 1). ``compact``: examples whose draws have all ended leave the batch
-    (the same draws either way).
+    (the same draws either way). ``copy_shares``: per token the copy distribution's share, as in
+    ``beam_search``.
 
     Why: the beam's best questions are the model's most generic ones. Synthetic sources for training
     the reverse model (back-translation) help more when sampled than when taken from the beam (Edunov et
@@ -136,13 +137,18 @@ def sample(model: torch.nn.Module, batch: Batch, num: int = 1, max_len: int = 40
     done = torch.zeros(size, dtype=torch.bool, device=device)  # of those rows
     total = torch.zeros(size, device=device)
     tokens = torch.full((size, max_len), EOS_ID, dtype=torch.long, device=device)
+    shares = torch.zeros(size, max_len, device=device) if copy_shares else None
     for step in range(max_len):
-        log_probs, state, _ = model.step(prev, state)
+        log_probs, state, attns = model.step(prev, state)
         if no_repeat:
             log_probs = block_repeat(log_probs, prev)
         drawn = _draw(torch.softmax(log_probs.float() / temperature, dim=1), size, rows, generator)
-        total.index_add_(0, rows, log_probs.gather(1, drawn.unsqueeze(1)).squeeze(1).masked_fill(done, 0.0))
+        drawn_log_probs = log_probs.gather(1, drawn.unsqueeze(1)).squeeze(1)  # (rows,)
+        total.index_add_(0, rows, drawn_log_probs.masked_fill(done, 0.0))
         tokens[rows, step] = drawn.masked_fill(done, EOS_ID)
+        if shares is not None:
+            copy_ids = batch.copy_ids.index_select(0, torch.div(rows, num, rounding_mode="floor"))
+            shares[rows, step] = token_copy_shares(drawn_log_probs, drawn, attns["copy"], attns["p_gen"], copy_ids)
         prev, done = drawn, done | (drawn == EOS_ID)
         if bool(done.all()):
             break
@@ -153,11 +159,23 @@ def sample(model: torch.nn.Module, batch: Batch, num: int = 1, max_len: int = 40
             state, kept_rows = _keep_examples(state, (~ended).nonzero().squeeze(1), num, shared)
             prev, done, rows = prev[kept_rows], done[kept_rows], rows[kept_rows]
     out: list[list[Hypothesis]] = [[] for _ in range(len(batch))]
+    row_shares = shares.tolist() if shares is not None else None
     for row, seq in enumerate(tokens.tolist()):
         length = seq.index(EOS_ID) if EOS_ID in seq else len(seq)
         log_prob = float(total[row])
-        out[row // num].append(Hypothesis(seq[:length], normalise(log_prob, length + 1, alpha), log_prob))
+        out[row // num].append(Hypothesis(seq[:length], normalise(log_prob, length + 1, alpha), log_prob,
+                                          copy_shares=row_shares[row][:length] if row_shares is not None else None))
     return out
+
+
+def token_copy_shares(token_log_probs: torch.Tensor, tokens: torch.Tensor, copy: torch.Tensor, p_gen: torch.Tensor,
+                      copy_ids: torch.Tensor) -> torch.Tensor:
+    """Per row, the share of its token's probability that the copy distribution gave: (1 - p_gen) x the
+    copy attention on the positions that copy the token, over the token's probability (Eq. 6-11).
+    token_log_probs and tokens (rows,), copy (rows, src_len), p_gen (rows,), copy_ids (rows, src_len) -> (rows,)."""
+    hits = copy_ids == tokens.unsqueeze(1)  # (rows, src_len)
+    p_copy = (1 - p_gen.float()) * (copy.float() * hits).sum(dim=1)
+    return (p_copy / token_log_probs.float().exp().clamp_min(1e-12)).clamp(0.0, 1.0)
 
 
 def _worth_compacting(ended: torch.Tensor) -> bool:
@@ -335,11 +353,9 @@ class _BeamState:
         positions that copy its token, over the token's probability, of the beam it extends."""
         size, candidates = origin.shape
         rows = (self.rows * self.beam + origin).view(-1)  # (size * 2 * beam,) the beams extended
-        beta = copy.float().index_select(0, rows).view(size, candidates, -1)  # (size, 2 * beam, src_len)
-        hits = copy_ids.unsqueeze(1) == token.unsqueeze(2)  # (size, 2 * beam, src_len)
-        p_copy = (1 - p_gen.float().index_select(0, rows).view(size, candidates)) * (beta * hits).sum(dim=2)
-        p_word = log_probs.float()[rows, token.view(-1)].view(size, candidates).exp()
-        return (p_copy / p_word.clamp_min(1e-12)).clamp(0.0, 1.0)
+        token = token.reshape(-1)
+        return token_copy_shares(log_probs[rows, token], token, copy.index_select(0, rows), p_gen.index_select(0, rows),
+                                 copy_ids.repeat_interleave(candidates, dim=0)).view(size, candidates)
 
     def _finish(self, step: int, scores: torch.Tensor, origin: torch.Tensor, ends: torch.Tensor) -> None:
         """Merge this step's finished hypotheses (``ends``, (size, beam)) into the pool."""

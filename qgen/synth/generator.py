@@ -208,7 +208,7 @@ class QuestionWriter:
             batch = batch.to(self.device)
             if self.sampling:
                 found = sample(self.model, batch, self.candidates, self.max_len, self.sampling, self.alpha,
-                               self.no_repeat, self._draws)
+                               self.no_repeat, self._draws, copy_shares=self.copy_mode != "none")
             else:
                 found = beam_search(self.model, batch, self.beam, self.max_len, self.alpha,
                                     num_return=self.candidates, no_repeat=self.no_repeat,
@@ -247,8 +247,8 @@ class QuestionWriter:
         return out
 
     def _copy_shares(self, batch: Batch, hyps: Sequence[Hypothesis]) -> list[list[float]]:
-        """Each question's per-token copy shares: as the beam search recorded them, else (drawn questions)
-        by teacher-forcing the questions through the decoder again."""
+        """Each question's per-token copy shares: as the search recorded them, else (hypotheses made
+        elsewhere) by teacher-forcing the questions through the decoder again."""
         if self.copy_mode == "none":
             return [[0.0] * len(h.ids) for h in hyps]
         if all(h.copy_shares is not None for h in hyps):

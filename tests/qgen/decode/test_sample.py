@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import pytest
 import torch
-from test_beam_search import VOCAB, ToyModel, toy_batch
+from test_beam_search import SRC, VOCAB, ToyModel, toy_batch
 
 from qgen.decode import forced_token_log_probs, greedy, sample
 from qgen.model import ModelConfig, Vocab, build_model, make_batch
+from qgen.model.vocab import EOS_ID
 
 
 def test_a_cold_temperature_draws_the_greedy_question() -> None:
@@ -80,3 +81,29 @@ def test_examples_that_have_ended_leave_the_batch_and_the_draws_stay_the_same() 
     assert [[ids for ids, _ in row] for row in compacted] == [[ids for ids, _ in row] for row in whole]
     for row_c, row_w in zip(compacted, whole):
         assert [lp for _, lp in row_c] == pytest.approx([lp for _, lp in row_w], abs=1e-5)
+
+
+def test_the_copy_shares_recorded_while_drawing_are_those_of_a_second_pass() -> None:
+    """As in the beam search: each drawn token's copy share, read off the step that drew it, equals
+    what teacher-forcing the drawn question through the decoder again gives."""
+    from dataclasses import replace
+
+    from qgen.model import VARIANTS
+    from qgen.synth.generator import copy_shares
+
+    torch.manual_seed(0)
+    cfg = replace(VARIANTS["scratchpad_extended"].model, embedding_dim=8, hidden_size=16, dropout=0.0)
+    model = build_model(cfg.with_vocab(len(VOCAB), len(VOCAB))).eval()
+    with torch.no_grad():  # a likely end, so that draws end at several lengths and examples leave the batch
+        model.decoder.generator.out.bias[EOS_ID] += 2.0
+    batch = make_batch(SRC, None, VOCAB, VOCAB, cfg.copy)
+    drawn = sample(model, batch, num=3, max_len=10, generator=torch.Generator().manual_seed(1), copy_shares=True)
+    plain = sample(model, batch, num=3, max_len=10, generator=torch.Generator().manual_seed(1))
+    assert [[h.ids for h in row] for row in drawn] == [[h.ids for h in row] for row in plain]
+    copied = 0
+    for k in range(3):
+        hyps = [row[k] for row in drawn]
+        for hyp, expected in zip(hyps, copy_shares(model, batch, hyps)):
+            assert hyp.copy_shares == pytest.approx(expected, abs=1e-5)
+            copied += sum(s > 0.5 for s in expected)
+    assert copied > 0 and len({len(h.ids) for row in drawn for h in row}) >= 3
