@@ -1,7 +1,7 @@
 """Synthesis benchmarks: generation throughput at the paper's size, and memory while streaming.
 
     python benchmarks/synth_bench.py throughput [--checkpoint best.pt | --untrained] [--inputs 512] [--max-tokens N]
-        [--dataset webqsp|wikisql --split test|dev --report FILE]
+        [--dataset webqsp|wikisql --split test|dev --report FILE] [--threads N | --workers N]
     python benchmarks/synth_bench.py memory --sizes 10000,100000,1000000
 
 throughput: questions per second of ``QuestionWriter.generate`` (beam 4, copy shares included,
@@ -10,7 +10,9 @@ token-budget batches; tokenizing, timed apart, is host work that shards spread o
 which rarely stops before max_len, so its figure is a lower bound), and the arithmetic floor: FLOPs
 per question over the device's measured float32 matmul rate. Writes synth-throughput-<device>.json
 and the ``synthesis`` entry of throughput-<device>.json; with ``--report FILE`` only FILE (another
-dataset or a trained checkpoint of another size, beside the paper-size figure).
+dataset or a trained checkpoint of another size, beside the paper-size figure). ``--workers N`` (CPU):
+N one-thread processes share the inputs, as synthesis runs on N cores with ``--dask-workers N``; their
+floor is the better of one N-thread process's matmul rate and N one-thread processes' together.
 memory: peak RSS of a whole ``synthesize`` run (tiny model) over N templated SPARQL queries that are
 generated lazily, one child process per N, to show that memory stays flat as the input grows.
 """
@@ -24,6 +26,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -67,23 +70,30 @@ def throughput(args: argparse.Namespace) -> None:
         tokenize_s = time.perf_counter() - started
         tokenized = [tokens[i % len(test)] for i in range(len(records))]
         positions = list(range(len(records)))
-        writer.generate(records[:256], tokenized[:256], positions[:256])  # warm-up
-        _sync(writer.device)
-        timings = []
-        for _ in range(args.repeat):  # the median of a few: on a busy machine one timing can swing 20%
-            started = time.perf_counter()
-            results = writer.generate(records, tokenized, positions)
+        if args.workers > 1:
+            timings, steps = worker_timings(args, checkpoint, records, tokenized)
+        else:
+            writer.generate(records[:256], tokenized[:256], positions[:256])  # warm-up
             _sync(writer.device)
-            timings.append(time.perf_counter() - started)
+            timings = []
+            for _ in range(args.repeat):  # the median of a few: on a busy machine one timing can swing 20%
+                started = time.perf_counter()
+                results = writer.generate(records, tokenized, positions)
+                _sync(writer.device)
+                timings.append(time.perf_counter() - started)
+            steps = question_steps(results)
         seconds = sorted(timings)[len(timings) // 2]
     rate = len(records) / seconds
     sources = [len(t) for t in tokenized if isinstance(t, list)]
     src_len = sum(sources) / len(sources)
-    flops, lengths = question_flops(writer.model, results, args.beam, src_len)
+    flops, lengths = question_flops(writer.model, steps, args.beam, src_len)
     matmul = measured_matmul_flops(writer.device)
+    if args.workers > 1:  # the machine's rate over as many cores: the better of one process's and the workers'
+        matmul = max(matmul, concurrent_matmul_flops(args.workers))
     floor = matmul / flops
     report = {"command": "python benchmarks/synth_bench.py " + " ".join(sys.argv[1:]), "commit": code_version(),
-              "device": str(writer.device), "threads": torch.get_num_threads(), "inputs": len(records),
+              "device": str(writer.device), "threads": torch.get_num_threads() if args.workers <= 1 else args.workers,
+              "workers": max(args.workers, 1), "inputs": len(records),
               "beam": args.beam, "model": "untrained " + args.model if untrained else args.checkpoint,
               "hidden": writer.model.cfg.hidden_size, "batch_tokens": writer.max_tokens,
               "seconds": round(seconds, 2), "questions_per_s": round(rate, 1),
@@ -113,7 +123,71 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize()
 
 
-def question_flops(model: torch.nn.Module, results: list, beam: int, src_len: float) -> tuple[float, float]:
+def worker_timings(args: argparse.Namespace, checkpoint: str, records: list, tokenized: list) -> tuple[list[float], list[int]]:
+    """``--workers N`` on a CPU: N processes of one thread each (as ``--dask-workers N`` runs synthesis),
+    each generating every N-th input; a run's time is the slowest worker's, all started together.
+    Returns the runs' times and the decoding steps of every question."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    start, results = context.Barrier(args.workers), context.Queue()
+    workers = [context.Process(target=_generate_worker,
+                               args=(checkpoint, args.beam, args.max_tokens, records[w::args.workers],
+                                     tokenized[w::args.workers], args.repeat, start, results))
+               for w in range(args.workers)]
+    for worker in workers:
+        worker.start()
+    reports = [results.get() for _ in workers]
+    for worker in workers:
+        worker.join()
+    timings = [max(report[0][run] for report in reports) for run in range(args.repeat)]
+    return timings, [n for report in reports for n in report[1]]
+
+
+def _generate_worker(checkpoint: str, beam: int, max_tokens: int | None, records: list, tokenized: list,
+                     repeat: int, start: Any, results: Any) -> None:
+    from qgen.synth.generator import QuestionWriter
+
+    torch.set_num_threads(1)
+    writer = QuestionWriter(checkpoint, beam=beam, max_tokens=max_tokens)
+    positions = list(range(len(records)))
+    writer.generate(records[:128], tokenized[:128], positions[:128])  # warm-up
+    timings = []
+    for _ in range(repeat):
+        start.wait()
+        started = time.perf_counter()
+        generated = writer.generate(records, tokenized, positions)
+        timings.append(time.perf_counter() - started)
+    results.put((timings, question_steps(generated)))
+
+
+def concurrent_matmul_flops(workers: int) -> float:
+    """The summed float32 matmul rate of ``workers`` one-thread processes timed together."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    start, results = context.Barrier(workers), context.Queue()
+    procs = [context.Process(target=_matmul_worker, args=(start, results)) for _ in range(workers)]
+    for proc in procs:
+        proc.start()
+    rates = [results.get() for _ in procs]
+    for proc in procs:
+        proc.join()
+    return sum(rates)
+
+
+def _matmul_worker(start: Any, results: Any) -> None:
+    torch.set_num_threads(1)
+    start.wait()
+    results.put(measured_matmul_flops(torch.device("cpu")))
+
+
+def question_steps(results: list) -> list[int]:
+    """Decoding steps per written question (its words and the end)."""
+    return [len(r.question.split()) + 1 for r in results if hasattr(r, "question")]
+
+
+def question_flops(model: torch.nn.Module, steps: list[int], beam: int, src_len: float) -> tuple[float, float]:
     """FLOPs per question (2 x the multiply-adds of the products the decoder computes; ``src_len``
     source positions, the inputs' mean, about 80 on WebQSP): the encoder once, then per decoding step
     and beam hypothesis:
@@ -135,7 +209,7 @@ def question_flops(model: torch.nn.Module, results: list, beam: int, src_len: fl
     h, e, layers, vocab, c = cfg.hidden_size, cfg.embedding_dim, cfg.num_layers, cfg.tgt_vocab_size, cfg.coverage_dim
     units = cfg.mlp_units
     mlp_scores, mlp_gates = cfg.attention == "bahdanau", cfg.gates == "mlp"
-    steps = [len(r.question.split()) + 1 for r in results if hasattr(r, "question")] or [40]
+    steps = steps or [40]
     mean_steps = sum(steps) / len(steps)
     half = h // 2  # each direction of the bidirectional encoder
     enc = src_len * 2 * 3 * half * ((e + half) + (layers - 1) * (h + half))
@@ -231,6 +305,8 @@ def main() -> None:
     parser.add_argument("--beam", type=int, default=4)
     parser.add_argument("--max-tokens", type=int, default=None, help="source tokens a batch (default: what fits)")
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--workers", type=int, default=1, help="CPU: this many one-thread processes, each generating "
+                                                               "every N-th input (as --dask-workers N synthesizes)")
     parser.add_argument("--repeat", type=int, default=1, help="time the generation this many times, report the median")
     parser.add_argument("--dataset", default="webqsp", help="whose logical forms (webqsp, wikisql, ...)")
     parser.add_argument("--split", default="test")
