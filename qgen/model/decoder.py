@@ -19,7 +19,8 @@ The MLP scores, the write gate (MLP or linear) and coverage keep their projectio
 the state ("keys_*", (batch, src_len, A)); the scratchpad write updates them with its own gate
 (memory.write), so a step never projects the whole memory again.
 Decoding on a CPU, the scratchpad's memory is kept in factored form (qgen/model/factored_memory.py:
-the encoder states once per example, and per hypothesis the coefficients and updates of the writes)
+per example the encoder states and the updates written, per hypothesis the writes' coefficients and
+which updates are its own)
 until writing it out is cheaper; the same numbers up to float rounding.
 """
 from __future__ import annotations
@@ -93,8 +94,8 @@ class Decoder(nn.Module):
 
     def unexpanded_keys(self) -> set[str]:
         """State keys with one row per example, however many hypotheses an example has (a decoding loop
-        may leave them unexpanded): the factored memory's encoder states."""
-        return {"memory_base"} if self.scratchpad is not None else set()
+        may leave them unexpanded): the factored memory's encoder states and updates."""
+        return set(factored_memory.PER_EXAMPLE_KEYS) if self.scratchpad is not None else set()
 
     def init_state(self, encoder_out: torch.Tensor, encoder_final: torch.Tensor, src_mask: torch.Tensor,
                    copy_ids: torch.Tensor, extended_size: int) -> State:

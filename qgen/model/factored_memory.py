@@ -21,10 +21,16 @@ goes on with the explicit form. The numbers are the explicit form's up to float 
 Only where nothing is trained (inference mode) and on a CPU: a captured CUDA step needs fixed shapes,
 and on a GPU the explicit passes are cheap. ``QGEN_FACTORED_MEMORY=off`` turns it off.
 
-State keys: ``memory_base`` (examples, src_len, h), the one key a decoding loop need not expand per
-beam (``Decoder.unexpanded_keys``); ``memory_scale`` (rows, src_len), ``memory_mix`` (rows, src_len, t),
-``memory_updates`` (rows, t, h). ``rows`` is a multiple of ``examples``: row r belongs to example
-r // (rows / examples), as in every expansion by ``repeat_interleave``.
+The updates are kept per example, not per hypothesis: the t x beam updates an example's hypotheses
+have written, in the order written (``updates``), and per hypothesis the slots of its own t (``slots``).
+A beam's reorder then copies t slot numbers a hypothesis, not its t x h updates, and a write appends
+its update in place (see ``_buffer``); the products with the updates take all of an example's at once
+(beam x more multiply-adds over the same bytes, which bound them).
+
+State keys: ``memory_base`` (examples, src_len, h) and ``memory_updates`` (examples, capacity, h), the keys
+a decoding loop need not expand per beam (``Decoder.unexpanded_keys``); ``memory_scale`` (rows, src_len),
+``memory_mix`` (rows, src_len, t), ``memory_slots`` (rows, t). ``rows`` is a multiple of ``examples``:
+row r belongs to example r // beam and is its beam r % beam, as in every expansion by ``repeat_interleave``.
 """
 from __future__ import annotations
 
@@ -34,7 +40,8 @@ from dataclasses import dataclass
 import torch
 from torch.nn import functional as F
 
-KEYS = ("memory_base", "memory_scale", "memory_mix", "memory_updates")
+KEYS = ("memory_base", "memory_scale", "memory_mix", "memory_updates", "memory_slots")
+PER_EXAMPLE_KEYS = {"memory_base", "memory_updates"}
 # Coefficients that small are 0 for all purposes; keeping them would turn long products into
 # subnormal numbers, which a CPU computes with slowly.
 _TINY = 1e-30
@@ -51,21 +58,22 @@ class FactoredMemory:
     base: torch.Tensor  # (examples, src_len, h): the encoder states, one per example
     scale: torch.Tensor  # (rows, src_len): c
     mix: torch.Tensor  # (rows, src_len, t): C
-    updates: torch.Tensor  # (rows, t, h): u_1..u_t
+    updates: torch.Tensor  # (examples, capacity, h): each example's updates, the first t x beam slots written
+    slots: torch.Tensor  # (rows, t): where in its example's updates each of a hypothesis's u_1..u_t is
 
     @classmethod
     def start(cls, memory: torch.Tensor) -> "FactoredMemory":
         """The encoder's states (batch, src_len, h), not written yet."""
         batch, src_len, h = memory.shape
         return cls(memory, memory.new_ones(batch, src_len), memory.new_zeros(batch, src_len, 0),
-                   memory.new_zeros(batch, 0, h))
+                   memory.new_zeros(batch, 0, h), torch.zeros(batch, 0, dtype=torch.long, device=memory.device))
 
     @classmethod
     def from_state(cls, state: dict[str, torch.Tensor]) -> "FactoredMemory":
         return cls(*(state[key] for key in KEYS))
 
     def to_state(self) -> dict[str, torch.Tensor]:
-        return dict(zip(KEYS, (self.base, self.scale, self.mix, self.updates)))
+        return dict(zip(KEYS, (self.base, self.scale, self.mix, self.updates, self.slots)))
 
     @property
     def beam(self) -> int:
@@ -73,18 +81,28 @@ class FactoredMemory:
 
     @property
     def writes(self) -> int:
-        return self.updates.size(1)
+        return self.slots.size(1)
 
     def _per_example(self, rows: torch.Tensor) -> torch.Tensor:
         """(rows, n) -> (examples, beam, n): each example's rows together."""
         return rows.reshape(self.base.size(0), self.beam, rows.size(-1))
 
+    def _written(self) -> torch.Tensor:
+        """The updates written so far, (examples, t x beam, h)."""
+        return self.updates[:, : self.writes * self.beam]
+
+    def _own_slots(self) -> torch.Tensor:
+        """(examples, beam, t): each hypothesis's slots, by example."""
+        return self.slots.view(self.base.size(0), self.beam, self.writes)
+
     def scores(self, query: torch.Tensor) -> torch.Tensor:
         """query (rows, h) -> h_i(t) . query (rows, src_len)."""
-        base = torch.bmm(self._per_example(query), self.base.transpose(1, 2))  # (examples, beam, src_len)
+        queries = self._per_example(query)  # (examples, beam, h)
+        base = torch.bmm(queries, self.base.transpose(1, 2))  # (examples, beam, src_len)
         scores = self.scale * base.reshape(self.scale.shape)
-        if self.writes:
-            mixed = torch.bmm(self.updates, query.unsqueeze(2))  # (rows, t, 1)
+        if self.writes:  # u_k . q for each hypothesis's own updates, from all of its example's
+            products = torch.bmm(queries, self._written().transpose(1, 2))  # (examples, beam, t x beam)
+            mixed = products.gather(2, self._own_slots()).view(-1, self.writes, 1)  # (rows, t, 1)
             scores = scores + torch.bmm(self.mix, mixed).squeeze(2)
         return scores
 
@@ -93,9 +111,12 @@ class FactoredMemory:
         weights = weights.to(self.base.dtype)
         context = torch.bmm(self._per_example(weights * self.scale), self.base)  # (examples, beam, h)
         context = context.reshape(self.scale.size(0), -1)
-        if self.writes:
-            coefficients = torch.bmm(weights.unsqueeze(1), self.mix)  # (rows, 1, t)
-            context = context + torch.bmm(coefficients, self.updates).squeeze(1)
+        if self.writes:  # each hypothesis's coefficients of its own updates, placed at their slots
+            coefficients = torch.bmm(weights.unsqueeze(1), self.mix).view(self._own_slots().shape)  # (ex, beam, t)
+            written = self._written()
+            spread = coefficients.new_zeros(written.size(0), self.beam, written.size(1))
+            spread.scatter_(2, self._own_slots(), coefficients)  # (examples, beam, t x beam)
+            context = context + torch.bmm(spread, written).reshape(context.shape)
         return context
 
     def write(self, alpha: torch.Tensor, update: torch.Tensor, mask: torch.Tensor) -> "FactoredMemory":
@@ -109,8 +130,26 @@ class FactoredMemory:
         mix = self.mix.new_empty(rows, src_len, t + 1)
         torch.mul(self.mix, keep.unsqueeze(2), out=mix[:, :, :t])
         mix[:, :, t] = weight
-        updates = torch.cat([self.updates, update.to(self.base.dtype)], dim=1)
-        return FactoredMemory(self.base, scale, _flush(mix, in_place=True), updates)
+        first = t * self.beam  # this write's slots: first + each row's beam
+        updates = self._buffer(first + self.beam)
+        updates[:, first:first + self.beam] = update.to(self.base.dtype).view(self.base.size(0), self.beam, -1)
+        slot = first + torch.arange(rows, device=self.slots.device) % self.beam
+        slots = torch.cat([self.slots, slot.unsqueeze(1)], dim=1)
+        return FactoredMemory(self.base, scale, _flush(mix, in_place=True), updates, slots)
+
+    def _buffer(self, needed: int) -> torch.Tensor:
+        """The updates tensor to append this write's slots to: this memory's own, in place, when its
+        written slots end where this write's begin (the last memory written from it) and it has room;
+        else a new one with room to grow, the written slots copied. An earlier memory stays valid: it
+        reads only the slots it had. A memory written twice (two branches of one state) gets a copy."""
+        written = self.writes * self.beam
+        updates = self.updates
+        if getattr(updates, "_qgen_filled", None) != written or updates.size(1) < needed:
+            grown = updates.new_empty(updates.size(0), max(2 * needed, 16 * self.beam), updates.size(2))
+            grown[:, :written] = updates[:, :written]
+            updates = grown
+        updates._qgen_filled = needed  # type: ignore[attr-defined]
+        return updates
 
     def materialise(self) -> torch.Tensor:
         """The explicit memory (rows, src_len, h)."""
@@ -118,18 +157,20 @@ class FactoredMemory:
         base = self.base.unsqueeze(1).expand(-1, self.beam, -1, -1).reshape(rows, src_len, -1)
         memory = self.scale.unsqueeze(2) * base
         if self.writes:  # the explicit memory's dtype (autocast would leave baddbmm's product in bf16)
-            memory = torch.baddbmm(memory, self.mix, self.updates).to(self.base.dtype)
+            written = self._written()
+            index = self._own_slots().reshape(written.size(0), -1, 1).expand(-1, -1, written.size(2))
+            own = written.gather(1, index).view(rows, self.writes, -1)  # (rows, t, h): u_1..u_t of each
+            memory = torch.baddbmm(memory, self.mix, own).to(self.base.dtype)
         return memory
 
     def worth_keeping(self, reads: int) -> bool:
         """Is the next step cheaper in factored form? Counted in elements moved, ``reads`` passes of
         the attentions over the memory a step. Explicit: the reads, the write (read and write) and,
         with several beams, the reorder (read and write), each over src_len x h. Factored: each read
-        over src_len / beam states and the t + 1 updates; the write and the reorder copy the updates."""
+        over src_len / beam states and the t + 1 updates; the write appends one update."""
         src_len, t, beam = self.scale.size(1), self.writes + 1, self.beam
-        copies = 2 if beam > 1 else 1
         explicit = reads * src_len + 2 * src_len + (2 * src_len if beam > 1 else 0)
-        factored = reads * (src_len / beam + t) + 2 * copies * t
+        factored = reads * (src_len / beam + t) + 1
         return factored < explicit
 
 
