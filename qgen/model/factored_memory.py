@@ -89,7 +89,16 @@ class FactoredMemory:
 
     def _written(self) -> torch.Tensor:
         """The updates written so far, (examples, t x beam, h)."""
+        self._check_width(self.updates)
         return self.updates[:, : self.writes * self.beam]
+
+    def _check_width(self, updates: torch.Tensor) -> None:
+        """The updates are laid out by the hypotheses an example had when they were written: a memory
+        expanded to more hypotheses after its first write would read them wrongly (expand before)."""
+        width = getattr(updates, "_qgen_beam", None)
+        if self.writes and width is not None and width != self.beam:
+            raise ValueError(f"a factored memory written with {width} hypotheses an example cannot be read "
+                             f"with {self.beam}: expand the decoder state before its first step")
 
     def _own_slots(self) -> torch.Tensor:
         """(examples, beam, t): each hypothesis's slots, by example."""
@@ -144,11 +153,13 @@ class FactoredMemory:
         reads only the slots it had. A memory written twice (two branches of one state) gets a copy."""
         written = self.writes * self.beam
         updates = self.updates
+        self._check_width(updates)
         if getattr(updates, "_qgen_filled", None) != written or updates.size(1) < needed:
             grown = updates.new_empty(updates.size(0), max(2 * needed, 16 * self.beam), updates.size(2))
             grown[:, :written] = updates[:, :written]
             updates = grown
         updates._qgen_filled = needed  # type: ignore[attr-defined]
+        updates._qgen_beam = self.beam  # type: ignore[attr-defined]
         return updates
 
     def materialise(self) -> torch.Tensor:

@@ -132,3 +132,18 @@ def test_written_out_under_autocast_it_keeps_the_encoders_dtype() -> None:
     memory = memory.write(torch.rand(2, 6, 1), torch.randn(2, 1, 4), torch.ones(2, 6, dtype=torch.bool))
     with torch.autocast("cpu", dtype=torch.bfloat16):
         assert memory.materialise().dtype == torch.float32
+
+
+def test_a_written_memory_expanded_to_more_hypotheses_is_refused() -> None:
+    """Its updates are laid out by the hypotheses an example had when written: reading them with more
+    would mix them up, so it is refused in one line (expand before the first step, as decoding does)."""
+    from qgen.model.factored_memory import KEYS, PER_EXAMPLE_KEYS
+
+    memory = FactoredMemory.start(torch.randn(2, 6, 4))
+    memory = memory.write(torch.rand(2, 6, 1), torch.randn(2, 1, 4), torch.ones(2, 6, dtype=torch.bool))
+    state = _expand(memory.to_state(), 2, 3, torch.device("cpu"), PER_EXAMPLE_KEYS)
+    expanded = FactoredMemory.from_state({k: state[k] for k in KEYS})
+    with pytest.raises(ValueError, match="written with 1 hypotheses an example cannot be read with 3"):
+        expanded.scores(torch.randn(6, 4))
+    with pytest.raises(ValueError, match="expand the decoder state before its first step"):
+        expanded.write(torch.rand(6, 6, 1), torch.randn(6, 1, 4), torch.ones(6, 6, dtype=torch.bool))
