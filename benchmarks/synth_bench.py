@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -180,18 +180,9 @@ def concurrent_matmul_flops(workers: int, rounds: int = 3) -> float:
     return max(sum(worker[r] for worker in rates) for r in range(rounds))
 
 
-def _matmul_worker(start: Any, results: Any, rounds: int, n: int = 1024) -> None:
+def _matmul_worker(start: Any, results: Any, rounds: int) -> None:
     torch.set_num_threads(1)
-    a, b = torch.randn(n, n), torch.randn(n, n)
-    torch.mm(a, b)
-    rates = []
-    for _ in range(rounds):
-        start.wait()
-        started = time.perf_counter()
-        for _ in range(10):
-            torch.mm(a, b)
-        rates.append(10 * 2 * n**3 / (time.perf_counter() - started))
-    results.put(rates)
+    results.put(matmul_rates(torch.device("cpu"), rounds=rounds, before_each=start.wait))
 
 
 def question_steps(results: list) -> list[int]:
@@ -250,18 +241,27 @@ def measured_matmul_flops(device: torch.device, n: int = 1024) -> float:
     """The device's sustained float32 matmul rate (what a well-batched GRU step can reach); decoding
     runs in float32. The best of three timings: a floor is the device's rate, and one timing of a
     tenth of a second on a CPU swung from 54 to 296 GFLOP/s with what else the machine ran."""
+    return max(matmul_rates(device, n))
+
+
+def matmul_rates(device: torch.device, n: int = 1024, rounds: int = 3,
+                 before_each: Callable[[], Any] | None = None) -> list[float]:
+    """The float32 matmul rate of each of ``rounds`` timings of ten n x n products (8192 on a GPU);
+    ``before_each`` runs before each timing (the workers' barrier)."""
     n = n if device.type == "cpu" else 8192
     a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
     torch.mm(a, b)
     _sync(device)
     rates = []
-    for _ in range(3):
+    for _ in range(rounds):
+        if before_each is not None:
+            before_each()
         started = time.perf_counter()
         for _ in range(10):
             torch.mm(a, b)
         _sync(device)
         rates.append(10 * 2 * n**3 / (time.perf_counter() - started))
-    return max(rates)
+    return rates
 
 
 def memory(args: argparse.Namespace) -> None:

@@ -332,7 +332,7 @@ class _BeamState:
         new_origin.scatter_(1, slot, origin)
         new_token.scatter_(1, slot, token)
         new_scores, new_origin, new_token = new_scores[:, :beam], new_origin[:, :beam], new_token[:, :beam]
-        if self.shares is not None and shares is not None:
+        if shares is not None:  # given exactly when the search keeps shares
             new_shares = torch.zeros(size, beam + 1, device=self.device).scatter_(1, slot, shares)[:, :beam]
             self.shares = self.shares.gather(1, new_origin.unsqueeze(2).expand(-1, -1, self.max_len))
             self.shares[:, :, step] = new_shares
