@@ -234,7 +234,8 @@ def preprocess(
     import os
 
     from qgen.datasets.sparql_json import UnknownJsonError
-    from qgen.preprocess import SplitError, preprocess_dataset
+    from qgen.datasets.paths import SplitError
+    from qgen.preprocess import preprocess_dataset
     from qgen.progress import progress_bar
 
     most = max(64, 4 * (os.cpu_count() or 1))  # a process each: 100,000 of them never started

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
+from qgen.datasets.paths import SplitError
 from qgen.datasets.records import RawExample
 from qgen.io.parquet import ParquetSink
 from qgen.schema import EXAMPLE_SCHEMA, REJECT_SCHEMA, SCHEMA_VERSION, ExampleRow, RejectRow
@@ -220,10 +221,6 @@ def _unique_ids(records: Iterable[RawExample]) -> Iterator[RawExample]:
             continue
         first.setdefault(record.id, position)
         yield record
-
-
-class SplitError(ValueError):
-    """``--split`` names a split the file has no records of."""
 
 
 def _of_split(records: list[RawExample], split: str, path: Path) -> list[RawExample]:

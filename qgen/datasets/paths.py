@@ -34,13 +34,17 @@ def datasets_dir(explicit: str | Path | None = None) -> Path | None:
     return _DEFAULT_DIR if _DEFAULT_DIR.is_dir() else None
 
 
+class SplitError(ValueError):
+    """``--split`` names a split the dataset or file has none of (a usage error)."""
+
+
 def select_splits(split: str | None, splits: Iterable[str], dataset: str) -> list[str]:
-    """``[split]`` if it is one of ``splits``, every split for None; else a ValueError naming them."""
+    """``[split]`` if it is one of ``splits``, every split for None; else a SplitError naming them."""
     known = list(splits)
     if split is None:
         return known
     if split not in known:
-        raise ValueError(f"{dataset} has no split {split!r}; its splits are {', '.join(known)}")
+        raise SplitError(f"{dataset} has no split {split!r}; give --split {' or '.join(known)}, or none for all")
     return [split]
 
 

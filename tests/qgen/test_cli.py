@@ -164,3 +164,13 @@ def test_preprocess_reads_lcquad_and_qald_json(source: str, tmp_path: Path) -> N
     result = runner.invoke(app, ["preprocess", str(path), "--out", str(tmp_path), "--workers", "1"])
     assert result.exit_code == 0, result.output
     assert "inputs" in result.output and list(tmp_path.glob("*.parquet"))
+
+
+def test_a_split_the_dataset_lacks_is_a_usage_error(tmp_path: Path) -> None:
+    """`--split dev` on WebQSP (train and test only) exits 2 naming the splits there are; nothing is written."""
+    data = Path(__file__).resolve().parents[1] / "fixtures" / "datasets"
+    result = runner.invoke(app, ["preprocess", "webqsp", "--data-dir", str(data), "--split", "dev",
+                                 "--out", str(tmp_path / "out"), "--workers", "1"])
+    assert result.exit_code == 2
+    assert "error: webqsp has no split 'dev'; give --split train or test, or none for all" in result.stderr
+    assert not (tmp_path / "out").exists()

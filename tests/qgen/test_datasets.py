@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from qgen.datasets import cwq, e2e, paths, sparql_json, webqsp, wen
+from qgen.datasets.paths import SplitError
 from qgen.datasets.records import RawExample
 from qgen.datasets.registry import DATASETS, load_dataset
 
@@ -90,7 +91,7 @@ def test_webqsp_malformed_never_raises(tmp_path):
 
 
 def test_webqsp_bad_split_and_missing_files(tmp_path):
-    with pytest.raises(ValueError, match="splits are train, test"):
+    with pytest.raises(SplitError, match="give --split train or test"):
         list(webqsp.load(FIXTURES / "webqsp", "dev"))
     with pytest.raises(FileNotFoundError, match="WebQSP train"):
         list(webqsp.load(tmp_path))
