@@ -451,6 +451,11 @@ def generate(
     as_json: bool = typer.Option(False, "--json", help="JSON Lines: one {id, lf, lf_type, rank, question, "
                                                        "score} per question, {id, lf, error} per bad input."),
     no_repeat: bool = typer.Option(False, "--no-repeat", help=option_help.NO_REPEAT),
+    checks: bool = typer.Option(True, "--checks/--no-checks", help="Of the beam's questions, those that pass "
+                                "the faithfulness audit (every value and name, the comparison's direction, the "
+                                "aggregate), then the over-copy filter, come first, as synthesis chooses; a "
+                                "question that still fails one is printed with what it fails. --no-checks: "
+                                "best score first."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help=option_help.QUIET),
 ) -> None:
     """One-off generation: print the question(s) for logical forms, with their scores.
@@ -490,7 +495,7 @@ def generate(
     # A file of mixed types is refused only when the model takes none of them; the others are per-line errors.
     _check_generator(checkpoint, {item.lf_type for item in inputs if item.error is None}, any_fits=True)
     results = generate_questions(inputs, checkpoint, names=_parse_names(name), beam=beam, num_return=num_return,
-                                 no_repeat=no_repeat)
+                                 no_repeat=no_repeat, checks=checks)
     with progress_bar("generate", quiet or len(inputs) == 1) as update:
         for done, result in enumerate(results, 1):
             update(done, len(inputs))
@@ -508,12 +513,15 @@ def _print_generated(result: dict, as_json: bool) -> int:
         if as_json:
             typer.echo(json.dumps(result, ensure_ascii=False))
         return 1
-    for rank, (question, score) in enumerate(result["questions"], 1):
+    failures = result.get("failures") or [None] * len(result["questions"])  # None: not checked (--no-checks)
+    for rank, ((question, score), failed) in enumerate(zip(result["questions"], failures), 1):
         if as_json:
+            checked = {} if failed is None else {"fails": failed}
             typer.echo(json.dumps({"id": result["id"], "lf": result["lf"], "lf_type": result["lf_type"],
-                                   "rank": rank, "question": question, "score": score}, ensure_ascii=False))
+                                   "rank": rank, "question": question, "score": score, **checked},
+                                  ensure_ascii=False))
         else:
-            typer.echo(f"{score:.3f}\t{question}")
+            typer.echo(f"{score:.3f}\t{question}" + (f"\tfails: {'; '.join(failed)}" if failed else ""))
     return 0
 
 

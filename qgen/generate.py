@@ -4,6 +4,13 @@ Inputs as everywhere else in qgen: a ``.jsonl`` or ``.parquet`` file of ``{id, l
 records or a dataset name (``qgen.samplers.files.read_logical_forms``), or plain text, one logical
 form per line, where a line that starts with ``{`` is read as such a JSON record. A logical form
 without a type gets the ``--lf-type`` given, else the one its text shows (``parsers.lf_type``).
+
+Checks (on unless ``checks=False``): the whole beam is decoded and its questions are ranked first by
+whether they pass the faithfulness audit (``qgen.synth.audit``: every value and name, the comparison's
+direction, the aggregate), then by whether they pass the over-copy filter (``qgen.synth.filter``, its
+default thresholds), then by score, the order synthesis chooses in. For ``SELECT name FROM players
+WHERE points < 20`` the shipped model's best-scored question says "larger than 20"; its second, "smaller
+than 20", comes first. A question that still fails a check carries what it fails.
 """
 from __future__ import annotations
 
@@ -101,12 +108,14 @@ def read_logical_form_lines(path: str | Path | None = None) -> list[TextLine]:
 def generate_questions(inputs: Sequence[str | TextLine | GenerateInput], checkpoint: str | Path,
                        lf_type: str = "sparql", names: Mapping[str, str] | None = None, beam: int = 4,
                        num_return: int = 1, batch_size: int | None = None, no_repeat: bool = False,
-                       max_tokens: int | None = None) -> Iterator[dict]:
-    """Per input, in order: ``{"id", "lf", "lf_type", "questions": [(question, score), ...]}`` best
-    first (score: length-normalised log-probability), or ``{"id", "lf", "error"}`` for one that cannot
-    be read. A plain string or ``TextLine`` is of type ``lf_type``; ``names`` add to each input's own.
-    ``no_repeat``: no word right after itself. Batches: at most ``max_tokens`` source tokens (default:
-    what fits the device) and ``batch_size`` logical forms (default: no limit)."""
+                       max_tokens: int | None = None, checks: bool = True) -> Iterator[dict]:
+    """Per input, in order: ``{"id", "lf", "lf_type", "questions": [(question, score), ...], "failures":
+    [[check failed, ...] per question]}`` best first (score: length-normalised log-probability; with
+    ``checks``, the questions that pass the checks come first, see the module's docstring; without,
+    ``failures`` is absent), or ``{"id", "lf", "error"}`` for one that cannot be read. A plain string or
+    ``TextLine`` is of type ``lf_type``; ``names`` add to each input's own. ``no_repeat``: no word right
+    after itself. Batches: at most ``max_tokens`` source tokens (default: what fits the device) and
+    ``batch_size`` logical forms (default: no limit)."""
     from parsers import LogicalFormError, tokenize_lf
 
     if not 1 <= num_return <= beam:
@@ -130,14 +139,35 @@ def generate_questions(inputs: Sequence[str | TextLine | GenerateInput], checkpo
         except LogicalFormError as err:
             parsed.append(f"{item.where}{err}")
     good = [i for i, p in enumerate(parsed) if isinstance(p, list)]
-    decoded = decode_token_lists([parsed[i] for i in good], checkpoint, beam, num_return, batch_size, no_repeat,
-                                 max_tokens)
+    decoded = decode_token_lists([parsed[i] for i in good], checkpoint, beam, beam if checks else num_return,
+                                 batch_size, no_repeat, max_tokens)
     answers = dict(zip(good, decoded))
     for i, item in enumerate(items):
-        if i in answers:
-            yield {"id": item.id, "lf": item.lf, "lf_type": item.lf_type, "questions": answers[i]}
-        else:
+        if i not in answers:
             yield {"id": item.id, "lf": item.lf, "error": parsed[i]}
+        elif checks:
+            ranked = rank_by_checks(item.lf_type, item.lf, parsed[i], answers[i])[:num_return]  # type: ignore[arg-type]
+            yield {"id": item.id, "lf": item.lf, "lf_type": item.lf_type,
+                   "questions": [(q, score) for q, score, _ in ranked], "failures": [f for *_, f in ranked]}
+        else:
+            yield {"id": item.id, "lf": item.lf, "lf_type": item.lf_type, "questions": answers[i]}
+
+
+def rank_by_checks(lf_type: str, lf: str, lf_tokens: list[str], questions: list[tuple[str, float]]
+                   ) -> list[tuple[str, float, list[str]]]:
+    """``questions`` (one logical form's, best score first) with what each fails, those passing the audit
+    first, then those passing the over-copy filter, each group in score order (a stable sort)."""
+    from qgen.synth.audit import audit_pair
+    from qgen.synth.filter import OverCopyFilter
+
+    overcopy = OverCopyFilter()
+    checked = []
+    for question, score in questions:
+        audit = list(audit_pair(lf_type, lf, lf_tokens, question).failures)
+        copying = overcopy.judge(question.split(), lf_tokens, score).reason
+        checked.append((question, score, audit, [copying] if copying else []))
+    checked.sort(key=lambda c: (bool(c[2]), bool(c[3])))
+    return [(question, score, audit + copying) for question, score, audit, copying in checked]
 
 
 def decode_token_lists(token_lists: Sequence[list[str]], checkpoint: str | Path, beam: int = 4, num_return: int = 1,

@@ -33,3 +33,21 @@ def test_the_default_model_reads_a_dbpedia_style_query() -> None:
     [result] = generate_questions(["SELECT ?x WHERE { dbr:Berlin dbo:leader ?x }"], "default", lf_type="sparql", beam=4)
     words = result["questions"][0][0].split()
     assert {"leader", "berlin"} <= set(words) and "dbo" not in words, words
+
+
+def test_generate_puts_the_questions_that_pass_the_checks_first() -> None:
+    """The shipped model's best-scored question for `points < 20` says "larger than 20"; with the checks
+    (the default) a question of the right direction leads, and one that fails a check says what it fails."""
+    from qgen.generate import generate_questions
+
+    lf = "SELECT name FROM players WHERE points < 20"
+    [plain] = generate_questions([lf], "default", lf_type="sql", beam=4, num_return=4, checks=False)
+    [checked] = generate_questions([lf], "default", lf_type="sql", beam=4, num_return=4)
+    assert "larger" in plain["questions"][0][0].split() and "failures" not in plain
+    assert sorted(checked["questions"]) == sorted(plain["questions"])  # the same beam, ranked anew
+    first = checked["questions"][0][0].split()
+    assert "smaller" in first or "less" in first, checked
+    assert all("comparison" not in f for f in checked["failures"][0])
+    wrong = [failed for (question, _), failed in zip(checked["questions"], checked["failures"])
+             if "larger" in question.split()]
+    assert wrong and all("comparison < stated in the other direction" in failed for failed in wrong)

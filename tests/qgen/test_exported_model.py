@@ -87,7 +87,8 @@ def test_default_names_the_packaged_model(exported: Path, tmp_path: Path, monkey
     assert resolve_model(None) == exported == resolve_model("default")
     assert resolve_model(tmp_path / "best.pt") == tmp_path / "best.pt"
     result = CliRunner().invoke(app, ["generate", "SELECT ?x WHERE { dbr:Lyon ?p ?x }"])  # no model named
-    assert result.exit_code == 0 and result.output.count("\t") == 1, result.output
+    [line] = result.output.splitlines()  # score, question and, where it fails a check, "fails: ..."
+    assert result.exit_code == 0 and line.split("\t")[2:] in ([], [line[line.find("fails: "):]]), line
     monkeypatch.setattr(exported_model, "DEFAULT_MODEL", tmp_path / "missing")
     with pytest.raises(FileNotFoundError, match="default model is missing"):
         resolve_model(None)
@@ -102,8 +103,8 @@ def test_the_cli_generates_with_an_exported_folder(exported: Path) -> None:
 
     result = CliRunner().invoke(app, ["generate", "--model", str(exported), "SELECT ?x WHERE { dbr:Lyon ?p ?x }"])
     assert result.exit_code == 0, result.output
-    score, question = result.output.strip().split("\t")
-    assert float(score) <= 0 and question
+    score, question, *failed = result.output.strip().split("\t")  # a third column: the checks it fails
+    assert float(score) <= 0 and question and all(f.startswith("fails: ") for f in failed)
 
 
 def test_qgen_export_writes_a_folder_and_refuses_a_non_checkpoint(tiny_checkpoint: Path, tmp_path: Path) -> None:
