@@ -9,9 +9,10 @@ its output vocabulary, and a ``none`` model copies nothing.
 Per input it returns a ``PairRow`` or a ``RejectRow`` (stage ``load``, ``tokenize``, ``timeout``,
 ``unnamed_entity`` or ``generate``), in input order, never raising for a bad input.
 
-``copy_fraction``: after the search the chosen question is fed back through the decoder (teacher
-forcing) and, per token ``w``, the share of its probability that came from the copy distribution
-is ``(1 - p_gen) * sum_{i: x_i = w} beta_i / p(w)`` (seed Eq. 6-11). A token counts as copied when
+``copy_fraction``: per token ``w`` of the chosen question, the share of its probability that came from
+the copy distribution, ``(1 - p_gen) * sum_{i: x_i = w} beta_i / p(w)`` (seed Eq. 6-11), as the search
+recorded it at the step that chose ``w`` (a hypothesis made elsewhere is fed back through the decoder,
+teacher-forced, for the same shares: ``qgen.synth.copy_share.copy_shares``). A token counts as copied when
 that share is at least one half (an extended-vocabulary token always is); ``copy_fraction`` is the
 copied tokens over the question's length (0 for a model without copy).
 
