@@ -12,7 +12,7 @@ Per input it returns a ``PairRow`` or a ``RejectRow`` (stage ``load``, ``tokeniz
 ``copy_fraction``: per token ``w`` of the chosen question, the share of its probability that came from
 the copy distribution, ``(1 - p_gen) * sum_{i: x_i = w} beta_i / p(w)`` (seed Eq. 6-11), as the search
 recorded it at the step that chose ``w`` (a hypothesis made elsewhere is fed back through the decoder,
-teacher-forced, for the same shares: ``qgen.synth.copy_share.copy_shares``). A token counts as copied when
+teacher-forced, for the same shares: ``copy_shares`` below). A token counts as copied when
 that share is at least one half (an extended-vocabulary token always is); ``copy_fraction`` is the
 copied tokens over the question's length (0 for a model without copy).
 
