@@ -322,7 +322,9 @@ def _audit_section(manifest: dict[str, Any]) -> list[str]:
             "logical form is in the question, each comparison is stated in the right direction, each aggregate "
             "is stated.", "",
             f"Passed {audit.get('passed', 0)} of {audit.get('audited', 0)}"
-            + (f" ({rate:.1%})." if rate is not None else "."), "",
+            + (f" ({rate:.1%})." if rate is not None else ".")
+            + " Each pair's `audit_failures` lists the checks its question fails (empty: passed); to keep only"
+            " the audited pairs: `df[df.audit_failures.str.len() == 0]`.", "",
             *_table(["failed check", "pairs"], sorted((audit.get("failures") or {}).items())), ""]
 
 

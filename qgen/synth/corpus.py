@@ -248,6 +248,7 @@ def _write_job(job: ShardJob, writer: QuestionWriter, overcopy_filter: OverCopyF
     items = list(job.items)
     pairs, rejects, verdicts, round_trips = _make_rows(items, writer, overcopy_filter, judge)
     audits = [audit_pair(p.lf_type, p.logical_form, p.lf_tokens, p.question) for p in pairs]
+    pairs = [replace(p, audit_failures=list(a.failures)) for p, a in zip(pairs, audits)]  # each row says its own
     return {"index": job.index, "first_position": items[0][0], "inputs": len(items), "input_sha256": job.input_sha256,
             **_write_shard(Path(job.out_dir), job.index, pairs, rejects, job.meta),
             "rejects_by_stage": _count_stages(rejects), "filter": filter_statistics(verdicts),

@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from qgen.datasets.records import RawExample
 
-SCHEMA_VERSION = "synth-1.0"
+SCHEMA_VERSION = "synth-1.1"  # 1.1: audit_failures
 
 # Reject stages, in the order an input meets them.
 STAGES = (
@@ -43,6 +43,10 @@ class PairRow:
     score: float  # length-normalised log-probability of the question (qgen.decode.normalise)
     overcopy: int  # excess copies of copyable tokens against the logical form (qgen.synth.filter)
     copy_fraction: float  # fraction of question tokens the copy distribution produced (generator)
+    # The faithfulness audit's failed checks (qgen.synth.audit: a value or name missing, a comparison
+    # stated the other way, an aggregate unsaid); empty when the question passes. Kept, not rejected:
+    # the audit's lexicons are small, so a reader decides (``audit_failures`` empty: the audited rows).
+    audit_failures: list[str] = field(default_factory=list)
     answers: list[str] = field(default_factory=list)  # answer names or ids where the input gave them
     source: str = ""  # dataset or sampler name of the input
     model_id: str = ""  # sha256:<checkpoint checksum>
@@ -62,6 +66,7 @@ PAIR_SCHEMA = pa.schema(
         ("score", pa.float64()),
         ("overcopy", pa.int32()),
         ("copy_fraction", pa.float64()),
+        ("audit_failures", pa.list_(pa.string())),
         ("answers", pa.list_(pa.string())),
         ("source", pa.string()),
         ("model_id", pa.string()),

@@ -65,7 +65,7 @@ def test_the_front_matter_declares_pairs_and_rejects_with_globs_matching_the_sha
         assert [f["name"] for f in info[kind]["features"]] == schema.names
     assert {f["name"]: f.get("dtype") or f.get("sequence") for f in info["pairs"]["features"]} == {
         "id": "string", "lf_type": "string", "logical_form": "string", "lf_tokens": "string", "question": "string",
-        "score": "float64", "overcopy": "int32", "copy_fraction": "float64", "answers": "string", "source": "string",
+        "score": "float64", "overcopy": "int32", "copy_fraction": "float64", "audit_failures": "string", "answers": "string", "source": "string",
         "model_id": "string", "created_at": "timestamp[us, tz=UTC]"}
     # The body is the card as before, after the front matter; the model beyond its checksum.
     assert body.lstrip().startswith(f"# Synthetic questions: {corpus.name}")

@@ -124,6 +124,21 @@ def test_every_input_is_a_pair_or_a_reject_with_its_reason(setup: dict[str, Path
     assert "| overcopy |" in card and "pd.read_parquet" in card and "## Sample of pairs" in card
 
 
+def test_each_pair_carries_its_audit_and_the_manifest_counts_the_same(setup: dict[str, Path]) -> None:
+    from qgen.synth.audit import audit_pair
+
+    corpus = setup["straight"]
+    manifest = json.loads((corpus / "manifest.json").read_text())
+    pairs = rows(corpus, "pairs").to_pylist()
+    assert manifest["schema_version"] == "synth-1.1"
+    for pair in pairs:
+        audit = audit_pair(pair["lf_type"], pair["logical_form"], pair["lf_tokens"], pair["question"])
+        assert pair["audit_failures"] == list(audit.failures), pair
+    passed = sum(not pair["audit_failures"] for pair in pairs)
+    assert (manifest["audit"]["audited"], manifest["audit"]["passed"]) == (len(pairs), passed)
+    assert 0 < passed < len(pairs)  # the toy model's questions are of both kinds
+
+
 def _canonical(records: list[dict[str, Any]]) -> list[tuple]:
     return sorted((r["id"], r["question"], r["score"], r["overcopy"], r["copy_fraction"], tuple(r["lf_tokens"]),
                    tuple(r["answers"]), pd.Timestamp(r["created_at"]).tz_convert("UTC")) for r in records)
