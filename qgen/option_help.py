@@ -7,8 +7,8 @@ TEACHER_FORCING = ("Probability that the next decoder input is the gold word (th
 TEACHER_FORCING_PER = "Toss the teacher-forcing coin per step (default) or once per question: step or sequence."
 NO_REPEAT = "Never decode a word right after itself ('new york york' cannot come out; nor can 'walla walla')."
 CANDIDATES = ("Try the beam's N best questions (N <= --beam; default: the whole beam) against the faithfulness "
-              "audit and write the first that passes (values, comparison direction, aggregate stated), else the "
-              "best; with a round-trip parser, the first of up to three passing ones (not over-copied) that it also "
+              "audit and write the first that passes (values, comparison direction, aggregate stated) and that "
+              "the over-copy filter keeps, else the first that passes, else the best; with a round-trip parser, the first of up to three passing ones (not over-copied) that it also "
               "parses back; 1: the beam's best.")
 SAMPLING = ("Draw the --candidates questions from the model at this temperature (e.g. 0.7) instead of taking "
             "the beam's best: more varied questions, for a corpus that trains a parser; 0: beam search.")

@@ -184,14 +184,15 @@ def _question_choice(settings: dict[str, Any], round_trip_tries: int | None = No
     round_trip = (f" (with the round-trip filter on: of the first {round_trip_tries} distinct ones that pass and that "
                   "the over-copy filter keeps, the first that the parser reads back)"
                   if round_trip_tries and candidates > 1 else "")
+    kept = "" if round_trip else " and that the over-copy filter keeps (else the first that passes the audit)"
     if settings.get("sampling"):
         drawn = f"{candidates} question(s) drawn from the model at temperature {settings['sampling']:g}"
-        return (f"Each pair's question is, of {drawn}, the first that passes the faithfulness audit{round_trip}, "
-                "else the first")
+        return (f"Each pair's question is, of {drawn}, the first that passes the faithfulness audit{kept}"
+                f"{round_trip}, else the first")
     if candidates <= 1:
         return f"Each pair's question is the best of {search}"
     return (f"Each pair's question is, of the {candidates} best of {search}, the first that passes the "
-            f"faithfulness audit{round_trip}, else the best")
+            f"faithfulness audit{kept}{round_trip}, else the best")
 
 
 def render_card(out: Path, manifest: dict[str, Any], seed: int, sample_size: int) -> str:

@@ -18,8 +18,9 @@ from qgen.synth.round_trip import RoundTripOptions
 @dataclass(frozen=True)
 class SynthesisConfig:
     beam: int = 4
-    # Of the beam's N best questions, the first that passes the faithfulness audit is written (else the
-    # best; with a round-trip parser, the first of up to three passing ones that it parses back); None: all
+    # Of the beam's N best questions, the first that passes the faithfulness audit and the over-copy filter
+    # is written (else the first that passes the audit, else the best; with a round-trip parser, the first
+    # of up to three passing ones that the filter keeps and the parser reads back); None: all
     # of the beam. On the demo tables it lifts the kept pairs' audit pass rate from 74.8%
     # to 87.9% at the same generation time (benchmarks/README.md, "Downstream and round trip").
     candidates: int | None = None

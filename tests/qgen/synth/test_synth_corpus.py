@@ -112,8 +112,15 @@ def test_every_input_is_a_pair_or_a_reject_with_its_reason(setup: dict[str, Path
     assert by_id["q13"]["stage"] == "tokenize" and by_id["q13"]["reason"].startswith("SparqlSyntaxError")
     assert by_id["q27"]["stage"] == "unnamed_entity" and "<e0>" in by_id["q27"]["reason"]
     assert by_id["q41"]["stage"] == "load" and "timed out" in by_id["q41"]["reason"]
-    assert by_id["q4"]["stage"] == "filter" and by_id["q4"]["reason"].startswith("overcopy: 1 excess copies")
-    assert json.loads(by_id["q4"]["input"])["question"] == "what is the capital of what ?"
+    # q4's best question over-copies; a later one of its beam passes the audit and the filter and is written
+    [q4] = [p for p in pairs.to_pylist() if p["id"] == "q4"]
+    assert q4["overcopy"] == 0 and not q4["audit_failures"] and "q4" not in by_id
+    best_only = synthesize(read_inputs(setup["inputs"])[:20], setup["checkpoint"], setup["root"] / "best-only",
+                           replace(CONFIG, candidates=1), log=lambda _: None)
+    assert best_only["counts"]["rejects_by_stage"]["filter"] >= 1
+    [q4] = [r for r in rows(setup["root"] / "best-only", "rejects").to_pylist() if r["id"] == "q4"]
+    assert q4["stage"] == "filter" and q4["reason"].startswith("overcopy: 1 excess copies")
+    assert json.loads(q4["input"])["question"] == "what is the capital of what ?"
     duplicate = [r for r in rejects.to_pylist() if r["id"] == "q10" and r["stage"] == "input"]
     assert len(duplicate) == 1 and "first at input position 10" in duplicate[0]["reason"]
     assert "input-000000177" in set(pairs.column("id").to_pylist()) | set(by_id)
@@ -121,7 +128,8 @@ def test_every_input_is_a_pair_or_a_reject_with_its_reason(setup: dict[str, Path
     assert sum(manifest["counts"]["rejects_by_stage"].values()) == rejects.num_rows
     card = (corpus / "README.md").read_text()
     assert f"inputs {N_INPUTS} = pairs {pairs.num_rows} + rejects {rejects.num_rows}" in card
-    assert "| overcopy |" in card and "pd.read_parquet" in card and "## Sample of pairs" in card
+    assert "pd.read_parquet" in card and "## Sample of pairs" in card
+    assert "| overcopy |" in (setup["root"] / "best-only" / "README.md").read_text()  # its rejects by reason
 
 
 def test_each_pair_carries_its_audit_and_the_manifest_counts_the_same(setup: dict[str, Path]) -> None:
@@ -271,7 +279,8 @@ def test_candidates_reach_the_writer_the_manifest_and_the_card(setup: dict[str, 
     assert manifest["settings"]["candidates"] == 3 and manifest["counts"]["inputs"] == 10
     card = (out / "README.md").read_text()
     assert "of the 3 best of a beam search of width 3 (length-normalised log-probability, alpha" in card
-    assert "the first that passes the faithfulness audit, else the best" in card
+    assert ("the first that passes the faithfulness audit and that the over-copy filter keeps (else the first "
+            "that passes the audit), else the best") in card
     with pytest.raises(ValueError, match="candidates must be between 1 and the beam size 3, got 4"):
         replace(CONFIG, beam=3, candidates=4)
     # by default the whole beam; 1: the beam's best alone, as before candidates existed
