@@ -20,6 +20,8 @@ class SourceError(ValueError):
 def _why(err: Exception) -> str:
     """The reader's reason, in one line."""
     text = " ".join(str(err).split())
+    if text.startswith(f"{type(err).__name__}: "):  # a LogicalFormError names its type itself
+        return text[:300]
     return f"{type(err).__name__}: {text[:300]}" if text else type(err).__name__
 
 

@@ -21,6 +21,7 @@ Qgen = Callable[..., "tuple[int, str, str]"]
     ("--from-tables", "t.csv", b"", "not readable as CSV/Parquet tables"),
     ("--from-tables", "t.db", b"not a database at all, just text\n" * 20, "not readable as CSV/Parquet tables"),
     ("--from-tables", "missing.csv", None, "no such file"),
+    ("--from-tables", "notes.csv", b"name,year\n", "(NoRowsError: table notes has no rows)"),  # its type once
 ])
 def test_an_unreadable_source_is_one_line(qgen: Qgen, tiny_checkpoint: Path, tmp_path: Path, option: str,
                                           name: str, content: bytes | None, says: str) -> None:
