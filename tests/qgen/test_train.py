@@ -1,6 +1,7 @@
 """Training: each model family overfits 20 examples; a killed run resumes identically."""
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ import qgen.train
 from qgen.checkpoint import load_checkpoint
 from qgen.data import Pair, holdout
 from qgen.decode import greedy
-from qgen.model import ModelConfig, make_batch
+from qgen.model import ModelConfig, build_model, make_batch
 from qgen.train import TrainConfig, train
 from qgen.version import code_version
 
@@ -52,6 +53,25 @@ def test_killed_run_resumes_identically(tmp_path: Path) -> None:
     b = load_checkpoint(tmp_path / "resumed" / "last.pt")[0].state_dict()
     assert a.keys() == b.keys()
     assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_a_cpu_adam_is_fused_and_resumes_a_run_of_the_unfused_one(tmp_path: Path) -> None:
+    """Adam's fused kernel on a CPU; a checkpoint whose optimiser ran unfused (older runs) resumes fused."""
+    torch.set_num_threads(1)
+    model_cfg = FAMILIES["scratchpad"]
+    cfg = TrainConfig(epochs=1, batch_size=8, learning_rate=3e-3, seed=5)
+    model = build_model(model_cfg.with_vocab(10, 10))
+    assert qgen.train.make_optimizer(model, cfg, torch.device("cpu")).param_groups[0]["fused"]
+    assert not qgen.train.make_optimizer(model, TrainConfig(optimizer="sgd"), torch.device("cpu")).param_groups[0]["fused"]
+    train(PAIRS, PAIRS[:4], model_cfg, cfg, tmp_path, log=lambda _: None)
+    payload = torch.load(tmp_path / "last.pt", weights_only=True)
+    for group in payload["optimizer"]["param_groups"]:
+        group["fused"] = None  # as an unfused Adam writes it
+    torch.save(payload, tmp_path / "last.pt")
+    resumed = train(PAIRS, PAIRS[:4], model_cfg, replace(cfg, epochs=2), tmp_path, log=lambda _: None)
+    assert resumed.epochs_run == 2 and all(torch.isfinite(torch.tensor(h.train_loss)) for h in resumed.history)
+    groups = torch.load(tmp_path / "last.pt", weights_only=True)["optimizer"]["param_groups"]
+    assert all(group["fused"] for group in groups)
 
 
 def test_time_budget_stops_within_an_epoch_and_the_run_finishes_it_identically(tmp_path: Path,
