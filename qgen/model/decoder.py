@@ -186,6 +186,15 @@ class Decoder(nn.Module):
             return written.to_state()
         return {"memory": written.materialise()}
 
+    def step_distribution(self, attns: dict[str, torch.Tensor], state: State) -> torch.Tensor:
+        """The log-probabilities ``step`` would have returned, from the attentions of ``step(...,
+        distribution=False)`` (its "post" state) and the state it was given."""
+        if isinstance(self.generator, CopyGenerator):
+            extended_size = self.cfg.tgt_vocab_size + state["extended"].size(1)
+            return self.generator.distribution(attns["post"], attns, state["copy_mask"], state["copy_ids"],
+                                               extended_size)
+        return self.generator(attns["post"])
+
     def gold_log_probs(self, steps: dict[str, torch.Tensor], state: State, gold: torch.Tensor) -> torch.Tensor:
         """log p(gold) (batch, steps) from the stacked attentions of ``step(..., distribution=False)``
         (each (batch, steps, ...)); the same numbers as each step's distribution at the gold words."""

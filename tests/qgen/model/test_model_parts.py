@@ -173,18 +173,18 @@ def _fed_inputs(per_sequence: bool) -> tuple[torch.Tensor, torch.Tensor, torch.T
     """(inputs fed at steps 1.., gold words of steps 0.., argmax of steps 0..) of a 0.5-forced pass."""
     model, _ = model_and_batch("intersection", 10, "scratchpad")
     batch = make_batch(SRC * 8, TGT * 8, SRC_VOCAB, TGT_VOCAB, "intersection")
-    fed, argmax = [], []
-    step = model.step
+    fed: list[torch.Tensor] = []
+    argmax: list[torch.Tensor] = []
+    step = model.decoder.step
 
-    def recording_step(prev, state):
-        log_probs, state, attns = step(prev, state)
+    def recording_step(prev, state, **options):
         fed.append(prev)
-        argmax.append(log_probs.argmax(dim=1))
-        return log_probs, state, attns
+        return step(prev, state, **options)
 
-    model.step = recording_step
+    model.decoder.step = recording_step
     with torch.no_grad():
-        model(batch, teacher_forcing=0.5, generator=torch.Generator().manual_seed(0), per_sequence=per_sequence)
+        model(batch, teacher_forcing=0.5, generator=torch.Generator().manual_seed(0), per_sequence=per_sequence,
+              predictions=argmax)
     return torch.stack(fed[1:], 1), batch.tgt[:, :-1], torch.stack(argmax[:-1], 1)
 
 
