@@ -1,7 +1,7 @@
 """Training throughput on a CPU along the paths that compute the same loss: the encoder packed or
 length-agnostic (qgen/model/rnn.py) and, with teacher forcing 1, the output layer step by step or
-once over all the steps (QuestionGenerator._teacher_forced). Alternated rounds in one process, so the
-paths share the machine's state.
+once over all the steps (QuestionGenerator._output_layer_at_the_end; the step-by-step rows call
+_step_by_step). Alternated rounds in one process, so the paths share the machine's state.
 
     python benchmarks/cpu_training_paths.py [--model coverage_masked] [--threads 1] [--batches 20] [--rounds 3]
 
@@ -64,9 +64,8 @@ def main() -> None:
         tokens, started = 0, time.perf_counter()
         for batch in timed:
             optimizer.zero_grad()
-            # asking for each step's argmax keeps forward on the step-by-step path (one argmax a step more
-            # than that path's training needs: a small cost against the step's matrix products)
-            loss, count = model(batch, teacher_forcing=1.0, predictions=[] if step_by_step else None)
+            forward = model._step_by_step if step_by_step else model  # forward: the output layer at the end
+            loss, count = forward(batch, teacher_forcing=1.0)
             loss.backward()
             optimizer.step()
             tokens += count

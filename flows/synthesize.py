@@ -107,7 +107,8 @@ def synthesize_flow(checkpoint: str = "default", out: str = "qgen-out/corpus", f
     in the manifest), so that scheduled runs over the same source write different corpora.
     ``no_repeat``: decode with no word right after itself.
     ``candidates``: of the beam's N best questions (default: all of the beam), write the first that passes
-    the faithfulness audit; 1: the beam's best. ``sampling`` T > 0: the candidates are drawn at temperature T.
+    the faithfulness audit and that the over-copy filter keeps (else the first that passes the audit, else
+    the best); 1: the beam's best. ``sampling`` T > 0: the candidates are drawn at temperature T.
     ``parser``: the round-trip filter's parser (default: ``../parser/best.pt`` beside the checkpoint's
     folder, where the train flows put it); ``round_trip=False`` turns the filter off.
     ``dedup_against``: corpora, or folders of corpora (earlier scheduled runs), whose logical forms this

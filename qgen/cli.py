@@ -448,14 +448,16 @@ def generate(
     json_fields: Optional[str] = typer.Option(None, "--json-fields", help=option_help.JSON_FIELDS),
     beam: int = typer.Option(4, "--beam"),
     num_return: int = typer.Option(1, "--num-return", help="Questions per logical form."),
-    as_json: bool = typer.Option(False, "--json", help="JSON Lines: one {id, lf, lf_type, rank, question, "
-                                                       "score} per question, {id, lf, error} per bad input."),
+    as_json: bool = typer.Option(False, "--json", help="JSON Lines: one {id, lf, lf_type, rank, question, score, "
+                                                       "fails (with the checks)} per question, {id, lf, error} per "
+                                                       "bad input."),
     no_repeat: bool = typer.Option(False, "--no-repeat", help=option_help.NO_REPEAT),
     checks: bool = typer.Option(True, "--checks/--no-checks", help="Of the beam's questions, those that pass "
                                 "the faithfulness audit (every value and name, the comparison's direction, the "
-                                "aggregate), then the over-copy filter, come first, as synthesis chooses; a "
-                                "question that still fails one is printed with what it fails. --no-checks: "
-                                "best score first."),
+                                "aggregate) and then the over-copy filter come first: the first is the one "
+                                "synthesis would write; a question that still fails one is printed with what "
+                                "it fails. The search runs until the whole beam has finished. --no-checks: "
+                                "the plain search, best score first."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help=option_help.QUIET),
 ) -> None:
     """One-off generation: print the question(s) for logical forms, with their scores.
@@ -521,7 +523,7 @@ def _print_generated(result: dict, as_json: bool) -> int:
                                    "rank": rank, "question": question, "score": score, **checked},
                                   ensure_ascii=False))
         else:
-            typer.echo(f"{score:.3f}\t{question}" + (f"\tfails: {'; '.join(failed)}" if failed else ""))
+            typer.echo(f"{score:.3f}\t{question}" + (f"\tfails: {' | '.join(failed)}" if failed else ""))
     return 0
 
 

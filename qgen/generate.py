@@ -7,10 +7,13 @@ without a type gets the ``--lf-type`` given, else the one its text shows (``pars
 
 Checks (on unless ``checks=False``): the whole beam is decoded and its questions are ranked first by
 whether they pass the faithfulness audit (``qgen.synth.audit``: every value and name, the comparison's
-direction, the aggregate), then by whether they pass the over-copy filter (``qgen.synth.filter``, its
-default thresholds), then by score, the order synthesis chooses in. For ``SELECT name FROM players
-WHERE points < 20`` the shipped model's best-scored question says "larger than 20"; its second, "smaller
-than 20", comes first. A question that still fails a check carries what it fails.
+direction, the aggregate), then, among those, by whether they pass the over-copy filter
+(``qgen.synth.filter``, its default thresholds), then by score: the first is the one synthesis would
+write. For ``SELECT name FROM players WHERE points < 20`` the shipped model's best-scored question says
+"larger than 20"; its second, "smaller than 20", comes first. A question that still fails a check
+carries what it fails. The candidates are the plain search's questions followed by those of a second
+search that runs until the whole beam has finished, as synthesis searches; so where the plain search's
+question passes the checks, it stays first.
 """
 from __future__ import annotations
 
@@ -139,8 +142,8 @@ def generate_questions(inputs: Sequence[str | TextLine | GenerateInput], checkpo
         except LogicalFormError as err:
             parsed.append(f"{item.where}{err}")
     good = [i for i, p in enumerate(parsed) if isinstance(p, list)]
-    decoded = decode_token_lists([parsed[i] for i in good], checkpoint, beam, beam if checks else num_return,
-                                 batch_size, no_repeat, max_tokens)
+    decoded = decode_token_lists([parsed[i] for i in good], checkpoint, beam, num_return, batch_size, no_repeat,
+                                 max_tokens, whole_beam_too=checks)
     answers = dict(zip(good, decoded))
     for i, item in enumerate(items):
         if i not in answers:
@@ -155,8 +158,9 @@ def generate_questions(inputs: Sequence[str | TextLine | GenerateInput], checkpo
 
 def rank_by_checks(lf_type: str, lf: str, lf_tokens: list[str], questions: list[tuple[str, float]]
                    ) -> list[tuple[str, float, list[str]]]:
-    """``questions`` (one logical form's, best score first) with what each fails, those passing the audit
-    first, then those passing the over-copy filter, each group in score order (a stable sort)."""
+    """``questions`` (one logical form's, best score first) with what each fails: those passing the audit
+    and the over-copy filter, then those passing the audit only, then the rest, each group in score order
+    (a stable sort); so the first is the one synthesis writes (``QuestionWriter._ranked``)."""
     from qgen.synth.audit import audit_pair
     from qgen.synth.filter import OverCopyFilter
 
@@ -166,14 +170,16 @@ def rank_by_checks(lf_type: str, lf: str, lf_tokens: list[str], questions: list[
         audit = list(audit_pair(lf_type, lf, lf_tokens, question).failures)
         copying = overcopy.judge(question.split(), lf_tokens, score).reason
         checked.append((question, score, audit, [copying] if copying else []))
-    checked.sort(key=lambda c: (bool(c[2]), bool(c[3])))
+    checked.sort(key=lambda c: (bool(c[2]), not c[2] and bool(c[3])))
     return [(question, score, audit + copying) for question, score, audit, copying in checked]
 
 
 def decode_token_lists(token_lists: Sequence[list[str]], checkpoint: str | Path, beam: int = 4, num_return: int = 1,
-                       batch_size: int | None = None, no_repeat: bool = False,
-                       max_tokens: int | None = None) -> list[list[tuple[str, float]]]:
-    """Per list of logical-form tokens, in order, its ``num_return`` questions and scores, best first."""
+                       batch_size: int | None = None, no_repeat: bool = False, max_tokens: int | None = None,
+                       whole_beam_too: bool = False) -> list[list[tuple[str, float]]]:
+    """Per list of logical-form tokens, in order, its ``num_return`` questions and scores, best first;
+    ``whole_beam_too``: followed by the other questions of a second search that runs until the whole beam
+    has finished (the candidates the checks choose among, as synthesis searches)."""
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     model, src_vocab, tgt_vocab, _ = load_checkpoint(resolve_model(checkpoint), device)  # "default": the shipped one
     answers: dict[int, list[tuple[str, float]]] = {}
@@ -182,9 +188,14 @@ def decode_token_lists(token_lists: Sequence[list[str]], checkpoint: str | Path,
     for batch_items in token_batches(by_length, budget, batch_size):
         chunk = [i for i, _ in batch_items]
         batch = make_batch([tokens for _, tokens in batch_items], None, src_vocab, tgt_vocab, model.cfg.copy).to(device)
-        for i, hyps, oovs in zip(chunk, beam_search(model, batch, beam=beam, num_return=num_return,
-                                                             no_repeat=no_repeat), batch.oovs):
-            answers[i] = [(" ".join(tgt_vocab.decode(h.ids, oovs)), round(h.score, 4)) for h in hyps]
+        searches = [beam_search(model, batch, beam=beam, num_return=num_return, no_repeat=no_repeat)]
+        if whole_beam_too and num_return < beam:
+            searches.append(beam_search(model, batch, beam=beam, num_return=beam, no_repeat=no_repeat))
+        for row, (i, oovs) in enumerate(zip(chunk, batch.oovs)):
+            plain, *whole = [[(" ".join(tgt_vocab.decode(h.ids, oovs)), round(h.score, 4)) for h in found[row]]
+                             for found in searches]
+            seen = {question for question, _ in plain}
+            answers[i] = plain + [q for q in (whole[0] if whole else []) if q[0] not in seen]
     return [answers[i] for i in range(len(token_lists))]
 
 

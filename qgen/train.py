@@ -442,7 +442,7 @@ def fused_kernels(cfg: TrainConfig, device: torch.device) -> bool:
 
 def sync_free(device: torch.device) -> bool:
     """Whether updates are skipped on the device (a GPU) or decided on the host (a CPU, where reading a
-    number back costs nothing and the plain eager path stays the reference)."""
+    number back costs nothing)."""
     return device.type == "cuda"
 
 

@@ -21,6 +21,12 @@ def test_the_audit_comes_first_then_the_overcopy_filter_then_the_score() -> None
     assert ranked[3][2] == ["comparison > stated in the other direction"]
 
 
+def test_without_an_audited_question_the_best_scored_comes_first_as_synthesis_writes() -> None:
+    questions = [("which name has points points less than 20 ?", -0.1),  # wrong direction, over-copies
+                 ("which name has points under 20 ?", -0.2)]  # wrong direction
+    assert [score for _, score, _ in rank_by_checks("sql", LF, TOKENS, questions)] == [-0.1, -0.2]
+
+
 def test_a_beam_that_all_passes_keeps_its_order() -> None:
     questions = [("which name has more than 20 points ?", -0.1), ("what name has over 20 points ?", -0.2)]
     assert rank_by_checks("sql", LF, TOKENS, questions) == [(q, s, []) for q, s in questions]

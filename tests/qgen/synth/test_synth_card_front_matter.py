@@ -109,3 +109,26 @@ def test_datasets_loads_the_pairs_by_default_and_the_rejects_by_name(corpus: Pat
     assert rejects["train"].num_rows == manifest["counts"]["rejects"]
     assert rejects["train"].column_names == REJECT_SCHEMA.names
     assert sorted(rejects["train"]["stage"]) == sorted(pq.read_table(corpus / "rejects").column("stage").to_pylist())
+
+
+def test_the_card_of_a_corpus_written_before_the_audit_column_declares_what_its_files_hold(
+        corpus: Path, tmp_path: Path) -> None:
+    """A synth-1.0 corpus (no ``audit_failures``; each question the first audit-passing one) whose card is
+    rewritten (as a template split does) declares its own columns and its own choice rule."""
+    import shutil
+
+    old = tmp_path / "old"
+    shutil.copytree(corpus, old)
+    for shard in (old / "pairs").glob("*.parquet"):
+        pq.write_table(pq.read_table(shard).drop_columns(["audit_failures"]), shard)
+    manifest = json.loads((old / "manifest.json").read_text())
+    manifest["schema_version"] = manifest["settings"]["schema_version"] = "synth-1.0"
+    write_card(old, manifest, seed=7)
+    meta, body = front_matter((old / "README.md").read_text())
+    [pairs] = [c for c in meta["dataset_info"] if c["config_name"] == "pairs"]
+    assert [f["name"] for f in pairs["features"]] == [n for n in PAIR_SCHEMA.names if n != "audit_failures"]
+    assert "audit_failures" not in body and "the over-copy filter keeps (else" not in body
+    assert "the first that passes the faithfulness audit, else the best" in body
+    datasets = pytest.importorskip("datasets")
+    loaded = datasets.load_dataset(str(old), cache_dir=str(tmp_path / "hf-cache"))
+    assert loaded["train"].num_rows == manifest["counts"]["pairs"]
