@@ -782,11 +782,7 @@ def synthesize(
                                        max_tokens=max_tokens, device=device, sampling=sampling)
     except ValueError as err:
         fail(str(err), 2)
-    if round_trip is not None and not quiet:
-        typer.echo(f"round-trip filter: parser {parser}")
-    elif not no_round_trip and not quiet:
-        typer.echo("round-trip filter: off (no parser beside the model; --parser PATH names one)")
-
+    from qgen.datasets.sparql_json import UnknownJsonError
     from qgen.synth.sources import SourceError
 
     named = [("--from-file", from_file), ("--from-graph", from_graph), *(("--from-tables", p) for p in from_tables)]
@@ -800,10 +796,17 @@ def synthesize(
         source = open_source(from_file, str(from_graph) if from_graph else None, from_endpoint,
                              [str(p) for p in from_tables], substitute_from, count, seed, max_answers,
                              data_dir=data_dir, fmt=input_format, fields=fields)
-    except SourceError as err:  # a graph or tables file that cannot be read
+    except SourceError as err:  # a graph or tables file that cannot be read, an empty --from-file
         fail(str(err), 1)
+    except UnknownJsonError as err:  # a --from-file .json of no format qgen knows, found on its first record
+        fail(_file_error(from_file, err, "--from-file"), 1)
     except ValueError as err:  # no source or several, a dataset name that is none
         fail(str(err), 2)
+    # Said once the source opened: a source refused above is all the user needs to read.
+    if round_trip is not None and not quiet:
+        typer.echo(f"round-trip filter: parser {parser}")
+    elif not no_round_trip and not quiet:
+        typer.echo("round-trip filter: off (no parser beside the model; --parser PATH names one)")
     if dedup_against:
         from qgen.synth.dedup import skip_known
 
@@ -813,7 +816,6 @@ def synthesize(
             fail(str(err), 2)
     from qgen.progress import progress_bar
 
-    from qgen.datasets.sparql_json import UnknownJsonError
     from qgen.model_match import ModelMismatchError
 
     with progress_bar("synthesize", quiet) as update:

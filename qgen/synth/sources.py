@@ -6,7 +6,7 @@ answer, ...) are returned beside them so that the corpus can report them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import chain, islice
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -54,6 +54,12 @@ def open_source(from_file: str | None = None, from_graph: str | None = None, fro
 
         # A record without lf_type gets the one its text shows (refused, as a reject row, when unclear).
         records = read_logical_forms(from_file, lf_type or AUTO, data_dir=data_dir, fmt=fmt, fields=fields)
+        records = iter(records)
+        first = next(records, None)  # an empty file is a mistake, not an empty corpus written with success
+        if first is None:
+            raise SourceError(f"--from-file {from_file}: it holds no logical forms (one per line, or one record "
+                              "each in JSON Lines or Parquet)")
+        records = chain([first], records)
         return Source(islice(records, count) if count else records, "file", str(from_file), options=options)
     if from_tables:
         from qgen.samplers.tables import TableSampler, TableSamplerConfig, connect_tables

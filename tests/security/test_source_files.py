@@ -1,4 +1,4 @@
-"""``--from-graph`` and ``--from-tables`` files that cannot be read: one line naming the option, the file
+"""``--from-graph``, ``--from-tables`` and ``--from-file`` files that cannot be read: one line naming the option, the file
 and the reader's reason, exit 1 (a file that is not there: exit 2, a usage error, whatever its suffix);
 never a bare parser exception or an empty corpus written with exit 0."""
 from __future__ import annotations
@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Callable
 
+import pandas as pd
 import pytest
 
 Qgen = Callable[..., "tuple[int, str, str]"]
@@ -35,6 +36,22 @@ def test_an_unreadable_source_is_one_line(qgen: Qgen, tiny_checkpoint: Path, tmp
     assert err.startswith(f"error: {option} {path}") and says in err
     assert not (corpus / "manifest.json").exists()
 
+
+
+@pytest.mark.parametrize("name, content", [("empty.txt", ""), ("blank.txt", "\n\n  \n"), ("empty.jsonl", ""),
+                                           ("empty.parquet", None)])
+def test_a_from_file_without_logical_forms_is_refused(qgen: Qgen, tiny_checkpoint: Path, tmp_path: Path, name: str,
+                                                      content: str | None) -> None:
+    """Not an empty corpus written with exit 0: an empty input is a mistake (the wrong file, a failed export)."""
+    if content is None:  # a Parquet file with the columns and no rows
+        pd.DataFrame({"id": pd.Series([], dtype=str), "lf": pd.Series([], dtype=str)}).to_parquet(tmp_path / name)
+    else:
+        (tmp_path / name).write_text(content)
+    code, out, err = qgen("synthesize", "--model", tiny_checkpoint, "--from-file", tmp_path / name, "--out",
+                          tmp_path / "corpus")
+    assert code == 1 and not out and len(err.strip().splitlines()) == 1, (out, err)
+    assert err.startswith(f"error: --from-file {tmp_path / name}: it holds no logical forms"), err
+    assert not (tmp_path / "corpus").exists()
 
 @pytest.mark.parametrize("name", ["missing.jsonl", "missing.parquet", "missing.txt", "missing.json"])
 def test_a_missing_from_file_is_a_usage_error_whatever_its_suffix(qgen: Qgen, tiny_checkpoint: Path, tmp_path: Path,
