@@ -686,15 +686,28 @@ def downstream(
     typer.echo(f"wrote {results / 'downstream' / dataset / 'metrics.json'}")
 
 
-@app.command()
+# Commands that take no arguments but catch stray words (context.args) to say why they are refused: most
+# often a shell glob after an option of one value (--from-tables data/*.csv), which click would refuse as
+# "unexpected extra argument" without saying why.
+STRAY_WORDS = {"allow_extra_args": True}
+
+
+def _refuse_stray(stray: List[str]) -> None:
+    if stray:
+        fail(f"{stray[0]}: a word that no option takes; each option takes one value, so repeat it (--from-tables "
+             "a.csv --from-tables b.csv) or give --from-tables a folder", 2)
+
+
+@app.command(context_settings=STRAY_WORDS)
 def synthesize(
+    context: typer.Context,
     checkpoint: Optional[Path] = typer.Option(None, "--checkpoint", "--model", help=option_help.MODEL),
     out: Path = typer.Option(Path("qgen-out/corpus"), "--out", help="The corpus folder (resumable)."),
     from_file: Optional[str] = typer.Option(None, "--from-file", help="LFs: .jsonl/.parquet (id, lf, lf_type?, names?), "
                                                                      "text (one a line) or a dataset name."),
     from_graph: Optional[Path] = typer.Option(None, "--from-graph", help="Sample WebQSP-shaped SPARQL from an RDF file."),
     from_endpoint: Optional[str] = typer.Option(None, "--from-endpoint", help="Sample through a SPARQL endpoint URL."),
-    from_tables: List[Path] = typer.Option([], "--from-tables", help="Sample WikiSQL-shaped SQL from CSV/Parquet files or one SQLite db."),
+    from_tables: List[Path] = typer.Option([], "--from-tables", help="Sample WikiSQL-shaped SQL from CSV/Parquet files (repeat the option), a folder of them or one SQLite db."),
     substitute_from: Optional[str] = typer.Option(None, "--substitute-from", help="With --from-graph: seed LFs whose topic entity is swapped."),
     count: int = typer.Option(1000, "--count", min=0, help="Logical forms to sample (or to read from a file; "
                                                            "0 = all)."),
@@ -740,6 +753,7 @@ def synthesize(
 ) -> None:
     """Generate a (logical form, question) corpus: pairs/ and rejects/ Parquet shards, manifest.json, README.md."""
     from qgen.synth.config import SynthesisConfig
+    _refuse_stray(context.args)
     device = _device(device)  # before any reading or sampling
     checkpoint = _model(checkpoint)
     # A parser as the model, or a sampler's logical-form type the model lacks (a file's types: in synthesize).
@@ -852,15 +866,16 @@ def demo(
         typer.echo(line)
 
 
-@app.command()
+@app.command(context_settings=STRAY_WORDS)
 def serve(
+    context: typer.Context,
     checkpoint: Path = typer.Option(..., "--checkpoint", "--model", help="The model the scheduled runs use (a "
                                                                        "best.pt, an exported folder or default)."),
     out: str = typer.Option("qgen-out/scheduled/{date}-{time}", "--out",
                             help="The corpus folder of each run; {date} and {time} are the run's scheduled day "
                                  "and time (UTC), so each run writes its own."),
     from_graph: Optional[Path] = typer.Option(None, "--from-graph", help="Sample SPARQL from this RDF file."),
-    from_tables: List[Path] = typer.Option([], "--from-tables", help="Sample SQL from these CSV/Parquet tables."),
+    from_tables: List[Path] = typer.Option([], "--from-tables", help="Sample SQL from these CSV/Parquet tables (repeat the option) or a folder of them."),
     from_file: Optional[str] = typer.Option(None, "--from-file", help="LFs from a .jsonl/.parquet file."),
     from_endpoint: Optional[str] = typer.Option(None, "--from-endpoint", help="Sample through a SPARQL endpoint."),
     count: int = typer.Option(1000, "--count", min=0, help="Logical forms per run (0: a whole --from-file)."),
@@ -883,6 +898,8 @@ def serve(
 ) -> None:
     """Serve the synthesize flow as a scheduled deployment (qgen-synthesize/NAME) until stopped."""
     from flows.serve import deploy_to_work_pool, deployment_parameters, serve_synthesis
+
+    _refuse_stray(context.args)
 
     _check_count(count, from_file)
     checkpoint = _model(checkpoint)  # refused now, not at the first scheduled run

@@ -79,10 +79,28 @@ def load_table_files(paths: Iterable[str | Path]) -> dict[str, Any]:
 SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 
 
+TABLE_SUFFIXES = (".csv", ".tsv", ".parquet")
+
+
+def table_files(paths: Iterable[str | Path]) -> list[Path]:
+    """``--from-tables`` paths with each folder replaced by its CSV/TSV/Parquet files (name order): a shell's
+    ``data/*.csv`` gives one path per file, which an option of one value cannot take, so a folder can."""
+    files: list[Path] = []
+    for path in map(Path, paths):
+        if not path.is_dir():
+            files.append(path)
+            continue
+        found = sorted(f for f in path.iterdir() if f.is_file() and f.suffix.lower() in TABLE_SUFFIXES)
+        if not found:
+            raise ValueError(f"{path}: a folder without .csv, .tsv or .parquet tables")
+        files.extend(found)
+    return files
+
+
 def connect_tables(paths: Iterable[str | Path]) -> sqlite3.Connection:
     """A read-only connection to the tables of ``--from-tables``: one SQLite database file, or
-    CSV/Parquet files copied into memory."""
-    paths = list(paths)
+    CSV/Parquet files (or folders of them) copied into memory."""
+    paths = table_files(paths)
     if len(paths) == 1 and Path(paths[0]).suffix in SQLITE_SUFFIXES:
         return open_sqlite_readonly(paths[0])
     return sqlite_from_frames(load_table_files(paths))

@@ -62,13 +62,17 @@ def open_source(from_file: str | None = None, from_graph: str | None = None, fro
         records = chain([first], records)
         return Source(islice(records, count) if count else records, "file", str(from_file), options=options)
     if from_tables:
-        from qgen.samplers.tables import TableSampler, TableSamplerConfig, connect_tables
+        from qgen.samplers.tables import TableSampler, TableSamplerConfig, connect_tables, table_files
 
         config = TableSamplerConfig(seed=seed, max_answers=max_answers)
         paths = list(from_tables)
         for path in paths:
-            if not Path(path).is_file():
-                raise SourceError(f"--from-tables {path}: no such file")
+            if not Path(path).exists():
+                raise SourceError(f"--from-tables {path}: no such file or folder")
+        try:
+            table_files(paths)  # a folder without tables, said as such
+        except ValueError as err:
+            raise SourceError(f"--from-tables {err}") from None
         try:
             sampler = TableSampler(connect_tables(paths), config)
         except Exception as err:  # noqa: BLE001 - pandas, pyarrow, sqlite: whichever reader refused the file

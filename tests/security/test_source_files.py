@@ -3,6 +3,7 @@ and the reader's reason, exit 1 (a file that is not there: exit 2, a usage error
 never a bare parser exception or an empty corpus written with exit 0."""
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -78,3 +79,44 @@ def test_a_dataset_name_with_format_and_an_unknown_json_say_so_once(qgen: Qgen, 
                            str(tiny_checkpoint), "--from-file", "nosuch.txt", "--out", "s", "--once"],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2 and proc.stderr.startswith("error: --from-file nosuch.txt: no such file")
+
+
+def test_a_shell_glob_after_from_tables_says_to_repeat_the_option_or_give_a_folder(qgen: Qgen, tiny_checkpoint: Path,
+                                                                                  tmp_path: Path) -> None:
+    """``--from-tables data/*.csv`` reaches qgen as one file after the option and the others as stray words."""
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    for name, rows in (("ferries.csv", "name,year\nann,2001\nbob,2002\ncid,2003\n"), ("ports.csv", "port,ships\nx,1\ny,2\n")):
+        (tables / name).write_text(rows)
+    code, out, err = qgen("synthesize", "--model", tiny_checkpoint, "--from-tables", tables / "ferries.csv",
+                          tables / "ports.csv", "--out", tmp_path / "c1", "-q")
+    assert code == 2 and not out and len(err.strip().splitlines()) == 1, err
+    assert err.startswith(f"error: {tables / 'ports.csv'}: a word that no option takes") and "a folder" in err
+    assert not (tmp_path / "c1").exists()
+
+    code, out, err = qgen("synthesize", "--model", tiny_checkpoint, "--from-tables", tables, "--count", "6",
+                          "--out", tmp_path / "c2", "-q")
+    assert code == 0, err
+    manifest = json.loads((tmp_path / "c2" / "manifest.json").read_text())
+    assert manifest["counts"]["inputs"] == 6
+    pairs = pd.read_parquet(tmp_path / "c2" / "pairs")
+    rejects = pd.read_parquet(tmp_path / "c2" / "rejects")
+    assert len(pairs) + len(rejects) == 6
+    sampled = " ".join(pairs["logical_form"]) + " ".join(rejects["input"].astype(str))
+    assert '"ferries"' in sampled or '"ports"' in sampled  # the folder's tables, by file name
+
+    (tmp_path / "empty").mkdir()
+    code, out, err = qgen("synthesize", "--model", tiny_checkpoint, "--from-tables", tmp_path / "empty", "--out",
+                          tmp_path / "c3", "-q")
+    assert code == 1 and err.strip() == (f"error: --from-tables {tmp_path / 'empty'}: a folder without .csv, .tsv "
+                                         "or .parquet tables"), err
+
+
+def test_a_folder_of_tables_is_its_files_in_name_order(tmp_path: Path) -> None:
+    from qgen.samplers.tables import table_files
+
+    for name in ("b.parquet", "a.csv", "notes.txt", "c.TSV"):
+        (tmp_path / name).write_text("")
+    (tmp_path / "sub.csv").mkdir()  # a folder named like a table is not one
+    single = tmp_path / "a.csv"
+    assert table_files([tmp_path, single]) == [tmp_path / "a.csv", tmp_path / "b.parquet", tmp_path / "c.TSV", single]
