@@ -235,7 +235,8 @@ def preprocess(
 
     from qgen.datasets.sparql_json import UnknownJsonError
     from qgen.datasets.paths import SplitError
-    from qgen.preprocess import preprocess_dataset
+    from qgen.preprocess import NoRecordsError, preprocess_dataset
+    from qgen.samplers.files import MissingColumnError
     from qgen.progress import progress_bar
 
     most = max(64, 4 * (os.cpu_count() or 1))  # a process each: 100,000 of them never started
@@ -248,7 +249,7 @@ def preprocess(
                                         progress=update, fmt=input_format, fields=fields)
         except (FileNotFoundError, SplitError) as err:  # a file or folder that is not there, a split it lacks
             fail(str(err), 2)
-        except UnknownJsonError as err:  # a .json file of no format qgen knows
+        except (UnknownJsonError, MissingColumnError, NoRecordsError) as err:  # no format qgen knows, no lf, nothing
             fail(" ".join(str(err).split()), 1)
     typer.echo(report.summary())
     typer.echo(f"inputs={report.inputs} examples={report.total_examples} rejects={report.rejects}")

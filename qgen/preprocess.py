@@ -109,6 +109,7 @@ def preprocess_records(records: Iterable[RawExample], dataset: str, out_dir: str
     started = time.perf_counter()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    _remove_earlier_run(out_dir)
     report = PreprocessReport(dataset)
     metadata = {"schema_version": SCHEMA_VERSION, "dataset": dataset, "code_version": code_version(),
                 "tokenizer": tokenizer_settings(), "config": dict(config or {})}
@@ -140,6 +141,26 @@ def preprocess_records(records: Iterable[RawExample], dataset: str, out_dir: str
     report.seconds = time.perf_counter() - started
     (out_dir / "counts.json").write_text(json.dumps({**counts, "seconds": round(report.seconds, 2)}, indent=2))
     return report
+
+
+class NoRecordsError(ValueError):
+    """An input that holds no records at all."""
+
+
+def _remove_earlier_run(out_dir: Path) -> None:
+    """The split files that an earlier run wrote into ``out_dir`` (its counts.json names them): a split this
+    run does not write would otherwise stay beside the new ones, and ``qgen train`` read stale data."""
+    counts = out_dir / "counts.json"
+    if not counts.is_file():
+        return
+    try:
+        splits = json.loads(counts.read_text()).get("examples", {})
+    except (OSError, ValueError, AttributeError):
+        return  # not one of ours: leave the folder as it is
+    for split in splits if isinstance(splits, dict) else ():
+        if _bad_split(split) is None:  # a plain name, as written
+            (out_dir / f"{split}.parquet").unlink(missing_ok=True)
+    counts.unlink()
 
 
 def _map_records(records: Iterable[RawExample], labels: Mapping[str, str] | None,
@@ -257,6 +278,9 @@ def preprocess_dataset(dataset: str, out_dir: str | Path, data_dir: str | Path |
                                 f"forms, an LC-QuAD/QALD .json, or a dataset name: {', '.join(sorted(DATASETS))})")
     else:
         records, name = list(load_dataset(dataset, data_dir, split)), dataset
+    if not records:  # an empty file or folder: a mistake, not an empty dataset written with success
+        raise NoRecordsError(f"{dataset}: no records in it (a .jsonl, .parquet or text file of logical forms, an "
+                             "LC-QuAD/QALD .json, or a dataset name)")
     config = {"dataset": dataset, "data_dir": str(data_dir or ""), "split": split, "workers": workers,
               **({"format": fmt} if fmt != "auto" else {})}
     report_progress = (lambda done: progress(done, len(records))) if progress else None

@@ -86,6 +86,10 @@ def load_text(path: str | Path, lf_type: str | None = None) -> Iterator[RawExamp
             yield parse_line(text, ident, lf_type, path.stem, line.number, "line")
 
 
+class MissingColumnError(ValueError):
+    """A Parquet input without the column of the logical forms."""
+
+
 def load_parquet(path: str | Path, lf_type: str | None = None, source: str | None = None,
                  batch_rows: int = 10_000) -> Iterator[RawExample]:
     """Records from a Parquet file with the JSON Lines columns, streamed in row batches."""
@@ -95,6 +99,10 @@ def load_parquet(path: str | Path, lf_type: str | None = None, source: str | Non
     source = source or path.stem
     index = 0
     with pq.ParquetFile(path) as handle:
+        columns = handle.schema_arrow.names
+        if "lf" not in columns:  # said once for the file, not once a row
+            raise MissingColumnError(f"{path}: no 'lf' column (it has {', '.join(columns) or 'none'}); a Parquet "
+                                     "input holds id, lf, lf_type?, names?")
         for batch in handle.iter_batches(batch_size=batch_rows):
             for row in batch.to_pylist():
                 yield parse_line(_row_json(row), f"{source}-{index}", lf_type, source, index)

@@ -48,14 +48,22 @@ def open_source(from_file: str | None = None, from_graph: str | None = None, fro
         raise ValueError("give exactly one of --from-file, --from-graph, --from-endpoint, --from-tables")
     options = {"count": count, "seed": seed, "max_answers": max_answers}
     if from_file:
-        from qgen.samplers.files import read_logical_forms
+        from qgen.datasets.sparql_json import UnknownJsonError
+        from qgen.samplers.files import MissingColumnError, read_logical_forms
 
         from parsers.lf_type import AUTO
 
         # A record without lf_type gets the one its text shows (refused, as a reject row, when unclear).
         records = read_logical_forms(from_file, lf_type or AUTO, data_dir=data_dir, fmt=fmt, fields=fields)
         records = iter(records)
-        first = next(records, None)  # an empty file is a mistake, not an empty corpus written with success
+        try:
+            first = next(records, None)  # an empty file is a mistake, not an empty corpus written with success
+        except UnknownJsonError:  # the CLI says which formats there are
+            raise
+        except MissingColumnError as err:
+            raise SourceError(f"--from-file {err}") from None
+        except (OSError, ValueError) as err:  # a file its reader cannot open (a broken Parquet file, ...)
+            raise SourceError(f"--from-file {from_file}: cannot be read ({_why(err)})") from None
         if first is None:
             raise SourceError(f"--from-file {from_file}: it holds no logical forms (one per line, or one record "
                               "each in JSON Lines or Parquet)")

@@ -153,3 +153,33 @@ def test_preprocess_refuses_a_worker_count_it_cannot_start(tmp_path: Path, demo_
     for workers in ("0", "-3", "100000"):
         result = CliRunner().invoke(app, ["preprocess", str(demo_sample), "--workers", workers, "--out", str(tmp_path)])
         assert result.exit_code == 2 and "--workers must be between 1 and" in result.stderr
+
+
+def test_a_second_run_into_the_same_folder_leaves_no_split_of_the_first(tmp_path: Path) -> None:
+    """``qgen train out/test.parquet`` must not read what an earlier run wrote for another input."""
+    lf = "SELECT ?x WHERE { dbr:Rome dbo:leader ?x }"
+
+    def records(splits: list[str]) -> list[RawExample]:
+        return [RawExample(id=f"r{i}", split=split, lf_type="sparql", logical_form=lf, question="who leads rome ?",
+                           source="jsonl", raw="{}") for i, split in enumerate(splits)]
+
+    out = tmp_path / "out"
+    preprocess_records(records(["train", "test", "banana"]), "first", out, workers=1)
+    (out / "notes.txt").write_text("mine")  # not preprocess's: stays
+    preprocess_records(records(["train"]), "second", out, workers=1)
+    assert sorted(p.name for p in out.iterdir()) == ["counts.json", "notes.txt", "rejects.parquet", "train.parquet"]
+    assert read_metadata(out / "train.parquet")["dataset"] == "second"
+
+
+def test_an_input_without_records_or_without_an_lf_column_is_refused(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from qgen.cli import app
+
+    (tmp_path / "empty.jsonl").write_text("")
+    pd.DataFrame({"query": ["SELECT a FROM t"]}).to_parquet(tmp_path / "queries.parquet")
+    for name, says in (("empty.jsonl", "no records in it"), ("queries.parquet", "no 'lf' column (it has query)")):
+        result = CliRunner().invoke(app, ["preprocess", str(tmp_path / name), "--out", str(tmp_path / "out"), "-q"])
+        assert result.exit_code == 1 and result.stderr.strip() == result.stderr.strip().splitlines()[0], result.stderr
+        assert result.stderr.startswith(f"error: {tmp_path / name}: {says}"), result.stderr
+    assert not (tmp_path / "out").exists()

@@ -54,6 +54,22 @@ def test_a_from_file_without_logical_forms_is_refused(qgen: Qgen, tiny_checkpoin
     assert err.startswith(f"error: --from-file {tmp_path / name}: it holds no logical forms"), err
     assert not (tmp_path / "corpus").exists()
 
+
+@pytest.mark.parametrize("name, says", [("broken.parquet", "cannot be read (ArrowInvalid: "),
+                                        ("queries.parquet", "no 'lf' column (it has query, x)")])
+def test_a_from_file_that_its_reader_refuses_is_one_line_naming_it(qgen: Qgen, tiny_checkpoint: Path, tmp_path: Path,
+                                                                   name: str, says: str) -> None:
+    """A whole-file problem: exit 1, said once (not a usage error, not one reject row a record)."""
+    path = tmp_path / name
+    if name == "broken.parquet":
+        path.write_bytes(b"hello")
+    else:
+        pd.DataFrame({"query": ["SELECT a FROM t"], "x": [1]}).to_parquet(path)
+    code, out, err = qgen("synthesize", "--model", tiny_checkpoint, "--from-file", path, "--out", tmp_path / "c", "-q")
+    assert code == 1 and not out and len(err.strip().splitlines()) == 1, err
+    assert err.startswith(f"error: --from-file {path}: {says}"), err
+    assert not (tmp_path / "c").exists()
+
 @pytest.mark.parametrize("name", ["missing.jsonl", "missing.parquet", "missing.txt", "missing.json"])
 def test_a_missing_from_file_is_a_usage_error_whatever_its_suffix(qgen: Qgen, tiny_checkpoint: Path, tmp_path: Path,
                                                                   name: str) -> None:
