@@ -687,6 +687,22 @@ def downstream(
     typer.echo(f"wrote {results / 'downstream' / dataset / 'metrics.json'}")
 
 
+def _sampled_something(source):
+    """``source`` as it was, once its sampler has kept a first query; else exit 1 with why, before a corpus
+    of nothing is written (an endpoint that cannot be reached, tables of one column)."""
+    from itertools import chain
+
+    first = next(source.records, None)
+    if first is None:
+        stats = {k: v for k, v in (source.stats() or {}).items() if v and k != "drawn"}
+        why = ", ".join(f"{k} {v}" for k, v in sorted(stats.items(), key=lambda kv: -kv[1]))
+        option = "--from-graph" if source.kind == "substitution" else f"--from-{source.kind}"
+        fail(f"{option} {source.description}: no query could be sampled from it "
+             f"({(source.stats() or {}).get('drawn', 0)} drawn{': ' + why if why else ''})", 1)
+    source.records = chain([first], source.records)
+    return source
+
+
 # Commands that take no arguments but catch stray words (context.args) to say why they are refused: most
 # often a shell glob after an option of one value (--from-tables data/*.csv), which click would refuse as
 # "unexpected extra argument" without saying why.
@@ -713,7 +729,7 @@ def synthesize(
     count: int = typer.Option(1000, "--count", min=0, help="Logical forms to sample (or to read from a file; "
                                                            "0 = all)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the samplers and the generator."),
-    max_answers: int = typer.Option(10, "--max-answers", help="Keep sampled queries with 1..K answers."),
+    max_answers: int = typer.Option(10, "--max-answers", min=1, help="Keep sampled queries with 1..K answers."),
     beam: int = typer.Option(4, "--beam", help="Beam size."),
     candidates: Optional[int] = typer.Option(None, "--candidates", help=option_help.CANDIDATES),
     sampling: float = typer.Option(0.0, "--sampling", help=option_help.SAMPLING),
@@ -817,6 +833,8 @@ def synthesize(
         fail(_file_error(from_file, err, "--from-file"), 1)
     except ValueError as err:  # no source or several, a dataset name that is none
         fail(str(err), 2)
+    if source.sampler is not None:
+        source = _sampled_something(source)
     # Said once the source opened: a source refused above is all the user needs to read.
     if round_trip is not None and not quiet:
         typer.echo(f"round-trip filter: parser {parser}")

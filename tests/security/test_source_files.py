@@ -136,3 +136,18 @@ def test_a_folder_of_tables_is_its_files_in_name_order(tmp_path: Path) -> None:
     (tmp_path / "sub.csv").mkdir()  # a folder named like a table is not one
     single = tmp_path / "a.csv"
     assert table_files([tmp_path, single]) == [tmp_path / "a.csv", tmp_path / "b.parquet", tmp_path / "c.TSV", single]
+
+
+def test_a_sampler_that_keeps_nothing_writes_no_corpus(qgen: Qgen, tiny_checkpoint: Path, tmp_path: Path) -> None:
+    """Tables of one column give no query of WikiSQL's shape: exit 1 with the sampler's counts, not an empty
+    corpus marked complete with exit 0."""
+    table = tmp_path / "ids.csv"
+    table.write_text("id\n1\n2\n3\n")
+    code, out, err = qgen("synthesize", "--model", tiny_checkpoint, "--from-tables", table, "--count", "3", "--out",
+                          tmp_path / "corpus", "-q")
+    assert code == 1 and not out and len(err.strip().splitlines()) == 1, err
+    assert err.startswith(f"error: --from-tables {table}: no query could be sampled from it (") and "unsampleable" in err
+    assert not (tmp_path / "corpus").exists()
+    code, _, err = qgen("synthesize", "--model", tiny_checkpoint, "--from-tables", table, "--max-answers", "0",
+                        "--out", tmp_path / "corpus", "-q")
+    assert code == 2 and "--max-answers" in err
