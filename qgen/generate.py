@@ -120,6 +120,7 @@ def generate_questions(inputs: Sequence[str | TextLine | GenerateInput], checkpo
     after itself. Batches: at most ``max_tokens`` source tokens (default: what fits the device) and
     ``batch_size`` logical forms (default: no limit)."""
     from parsers import LogicalFormError, tokenize_lf
+    from qgen.synth.config import SynthesisConfig
 
     if not 1 <= num_return <= beam:
         raise ValueError(f"--num-return ({num_return}) must be between 1 and --beam ({beam})")
@@ -138,9 +139,14 @@ def generate_questions(inputs: Sequence[str | TextLine | GenerateInput], checkpo
             parsed.append(f"{item.where}lf_type {item.lf_type}: {wrong_type}")
             continue
         try:
-            parsed.append(tokenize_lf(item.lf, item.lf_type, names={**item.names, **(names or {})}).tokens)
+            tokens = tokenize_lf(item.lf, item.lf_type, names={**item.names, **(names or {})}).tokens
         except LogicalFormError as err:
             parsed.append(f"{item.where}{err}")
+            continue
+        # Refused as synthesis refuses it: the batch would cut it, and its question would leave out the rest.
+        too_long = len(tokens) > SynthesisConfig.max_src_len
+        parsed.append(f"{item.where}InputTooLong: {len(tokens)} tokens, more than max_src_len "
+                      f"{SynthesisConfig.max_src_len}" if too_long else tokens)
     good = [i for i, p in enumerate(parsed) if isinstance(p, list)]
     decoded = decode_token_lists([parsed[i] for i in good], checkpoint, beam, num_return, batch_size, no_repeat,
                                  max_tokens, whole_beam_too=checks)

@@ -63,6 +63,19 @@ def test_generate_reports_a_refused_query_on_stderr_and_exits_1(qgen: Qgen, tiny
     assert '"error"' in out.strip().splitlines()[1] and "UnsupportedQueryError" in err
 
 
+def test_generate_refuses_a_logical_form_longer_than_the_model_reads(qgen: Qgen, tiny_checkpoint: Path,
+                                                                    tmp_path: Path) -> None:
+    """Not cut silently (its question would leave the rest out with no warning): refused as synthesis does."""
+    long = "SELECT ?x WHERE { " + " ".join(f"?x <http://example.org/p{i}> ?y{i} ." for i in range(150)) + " }"
+    code, out, err = qgen("generate", "--checkpoint", tiny_checkpoint, long)
+    assert code == 1 and not out
+    assert err.strip().startswith("error: InputTooLong: ") and "more than max_src_len 400" in err, err
+    lfs = tmp_path / "lfs.txt"
+    lfs.write_text(f"{long}\n{LF}\n")
+    code, out, err = qgen("generate", "--checkpoint", tiny_checkpoint, "--name", "m.0a=Oslo", "--file", lfs)
+    assert code == 1 and len(out.strip().splitlines()) == 1  # the short one still gets its question
+    assert err.strip().startswith("error: line 1: InputTooLong: "), err
+
 def test_generate_usage_errors_exit_2(qgen: Qgen, tiny_checkpoint: Path) -> None:
     code, out, err = qgen("generate", "--checkpoint", tiny_checkpoint, "--beam", "2", "--num-return", "3", LF)
     assert code == 2 and not out and err.strip() == "error: --num-return (3) must be between 1 and --beam (2)"
