@@ -2,7 +2,8 @@
 
 A metric, not a filter: the dataset card and the downstream table report the share of kept pairs
 that pass. A pair passes when its question
-- holds every condition value and entity name of the logical form (as tokens, in order);
+- holds every condition value and entity name of the logical form (as tokens, in order; the last word
+  may be plural, and a number is one however it is written: "4,327,642", "126" for 126.0);
 - states each comparison with a word of the right direction (``COMPARISON_WORDS``: "more", "over",
   "after", ... for ``>``; "less", "under", "before", ... for ``<``; ``KIND_COMPARATIVES`` through the
   compared attribute's kind: "older" is ``>`` for an age, ``<`` for a date), and none of the other
@@ -15,7 +16,8 @@ that pass. A pair passes when its question
   (smaller is better) are not checked.
 
 SQL is read with sqlglot (the statement's conditions and aggregate); SPARQL from its tokens: entity
-names follow ``ent:`` up to the next punctuation or prefix token, comparisons are ``<`` / ``>``
+names follow ``ent:`` up to the next punctuation or prefix token, plain string literals that a triple or
+an equality FILTER asks for are values too (``_condition_literals``), comparisons are ``<`` / ``>``
 inside a FILTER but outside ``EXISTS { ... }`` (a validity condition, said by tense), ``COUNT`` and
 ``ORDER BY ... LIMIT 1`` are the aggregates. The lexicons are small
 and English; a question can pass them and still be wrong, so the audit bounds errors from below.
@@ -190,8 +192,23 @@ def _superlative_failure(words: list[str], attribute: frozenset[str], largest: b
 
 
 def _holds(words: list[str], value: Sequence[str]) -> bool:
+    """Whether the question says ``value``'s words in order, its last word maybe in the plural (a literal
+    "State" is asked as "which states ...", "Country" as "what countries ...")."""
     n = len(value)
-    return any(words[i : i + n] == list(value) for i in range(len(words) - n + 1))
+    if not n:
+        return True
+    if n == 1 and _number(value[0]) is not None:  # 4327642 is said "4,327,642", 126.0 "126"
+        return any(_number(w) == _number(value[0]) for w in words)
+    head, last = list(value[:-1]), value[-1]
+    forms = {last, last + "s", last + "es"} | ({last[:-1] + "ies"} if last.endswith("y") else set())
+    return any(words[i : i + n - 1] == head and words[i + n - 1] in forms for i in range(len(words) - n + 1))
+
+
+def _number(word: str) -> float | None:
+    try:
+        return float(word.replace(",", ""))
+    except ValueError:
+        return None
 
 
 @lru_cache(maxsize=None)
@@ -260,6 +277,44 @@ def _sql_facts(sql: str) -> _Facts:
     return values, comparisons, aggregates, orderings
 
 
+def _condition_literals(tokens: list[str]) -> Iterator[list[str]]:
+    """The words of each plain string literal that is a condition value: a triple's object (``?x dbo:party
+    "Labour"``, ``"Oslo"@en``) or what a variable or ``str(?x)`` must equal in a FILTER. Not a typed literal
+    (``"1950"^^xsd:date``: dates and numbers are said in other forms), nor one that is compared (``<``,
+    ``>``: a comparison, checked as such), nor a language tag (``lang(?x) = "en"``, ``langMatches(..., "en")``)."""
+    i = 0
+    while i < len(tokens):
+        if tokens[i] != '"':
+            i += 1
+            continue
+        end = next((j for j in range(i + 1, len(tokens)) if tokens[j] == '"'), len(tokens))
+        words, before, typed = tokens[i + 1:end], tokens[i - 1] if i else "", tokens[end + 1:end + 3] == ["^", "^"]
+        i = end + 1
+        if not words or typed:
+            continue
+        if before == "=":
+            if not _equals_a_value(tokens, i - len(words) - 3):
+                continue
+        elif not any(c.isalnum() for c in before) or before in ("filter", "lang", "langmatches", "regex"):
+            continue  # after "(", ",", "<", ">", "!=": an argument or a comparison, not a triple's object
+        yield words
+
+
+def _equals_a_value(tokens: list[str], equals: int) -> bool:
+    """Whether the ``=`` at ``equals`` tests a variable (``?x = "..."``) or ``str(?x)``, not ``lang(?x)``."""
+    if equals >= 2 and tokens[equals - 2] == "?":
+        return True
+    if equals >= 1 and tokens[equals - 1] == ")":
+        depth, j = 0, equals - 1
+        while j >= 0:  # back to the "(" that the ")" closes
+            depth += {")": 1, "(": -1}.get(tokens[j], 0)
+            if depth == 0:
+                break
+            j -= 1
+        return j >= 1 and tokens[j - 1] == "str"
+    return False
+
+
 def _sparql_facts(tokens: list[str]) -> _Facts:
     prefixes = set(WELL_KNOWN_PREFIXES)
     values: list[list[str]] = []
@@ -272,6 +327,9 @@ def _sparql_facts(tokens: list[str]) -> _Facts:
                 name.append(word)
             if name not in values:
                 values.append(name)
+    for literal in _condition_literals(tokens):
+        if literal not in values:
+            values.append(literal)
     comparisons: list[_Comparison] = []
     depth = 0  # brackets open inside the current FILTER (...); 0 = outside any
     opened = 0  # where the current FILTER starts

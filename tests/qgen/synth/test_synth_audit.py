@@ -79,6 +79,34 @@ def test_sparql_pairs(lf: str, question: str, failures: list[str]) -> None:
     assert list(audit_pair("sparql", lf, sparql_tokens(lf), question).failures) == failures
 
 
+DBPEDIA = "PREFIX dbo: <http://dbpedia.org/ontology/> PREFIX dbr: <http://dbpedia.org/resource/> "
+PARTY = DBPEDIA + 'SELECT ?x WHERE { dbr:Berlin dbo:leader ?x . ?x dbo:party "Zorblax Party" }'
+NAMED = PREFIX + ('SELECT ?x WHERE { ns:m.01 ns:location.contains ?x . ?x ns:common.topic.notable_types ?t . '
+                  '?t ns:type.object.name "State"@en . FILTER (!isLiteral(?x) OR lang(?x) = "" OR '
+                  'langMatches(lang(?x), "en")) }')
+EQUALS = PREFIX + 'SELECT ?x WHERE { ns:m.01 ns:government.form ?x . FILTER (str(?x) = "Parliamentary system") }'
+TYPED = PREFIX + ('SELECT ?x WHERE { ns:m.01 ns:location.keeper ?x . ?x ns:born ?d . '
+                  'FILTER (?d > "1950-01-01"^^xsd:date) ?x ns:height "180"^^xsd:integer }')
+POPULATION = PREFIX + 'SELECT ?x WHERE { ?x ns:location.population "4327642" }'
+
+
+@pytest.mark.parametrize("lf, question, failures", [
+    # A string literal that a triple or an equality FILTER asks for is a condition value, as an entity is.
+    (PARTY, "who is the leader of berlin ?", ["value 'zorblax party' not in the question"]),
+    (PARTY, "which member of the zorblax party leads berlin ?", []),
+    (EQUALS, "what is the government of gull point ?", ["value 'parliamentary system' not in the question"]),
+    (EQUALS, "is gull point a parliamentary system ?", []),
+    # Its last word may be said in the plural; a language tag is no value.
+    (NAMED, "which states are in gull point ?", []),
+    (NAMED, "what is in gull point ?", ["value 'state' not in the question"]),
+    # Typed literals (dates, numbers) and compared ones are not values; a number is one however it is written.
+    (TYPED, "which keepers of gull point were born after 1950 ?", []),
+    (POPULATION, "which place has a population of 4,327,642 ?", []),
+    (POPULATION, "which place has a population of 4 million ?", ["value '4327642' not in the question"]),
+])
+def test_sparql_string_literals_are_condition_values(lf: str, question: str, failures: list[str]) -> None:
+    assert list(audit_pair("sparql", lf, sparql_tokens(lf), question).failures) == failures
+
 BORN = "SELECT name FROM t WHERE \"Date of birth\" < 1990"
 AGED = "SELECT name FROM t WHERE Age > 30"
 HIGH = "SELECT name FROM t WHERE Height > 180"
