@@ -338,7 +338,7 @@ def train(
 
 @app.command()
 def export(
-    checkpoint: Path = typer.Argument(..., help="A trained model (best.pt)."),
+    checkpoint: Path = typer.Argument(..., help="A trained model (best.pt), an exported folder or default."),
     out: Path = typer.Option(..., "--out", help="The model folder to write (safetensors, JSON, a model card)."),
     name: str = typer.Option("", "--name", help="The model's name on its card."),
 ) -> None:
@@ -347,6 +347,7 @@ def export(
     from qgen.checkpoint import CheckpointError
     from qgen.exported_model import export_model
 
+    checkpoint = _model(checkpoint)  # "default", a missing path: said as every command says it
     try:
         folder = export_model(checkpoint, out, name=name)
     except (OSError, CheckpointError) as err:

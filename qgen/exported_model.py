@@ -48,6 +48,11 @@ def export_model(checkpoint: str | Path, to_dir: str | Path, metrics: dict[str, 
 
     payload = read_payload(checkpoint)
     out = Path(to_dir)
+    if out.exists() and not out.is_dir():
+        raise FileExistsError(f"{out} is a file; --out names the model folder to write")
+    if out.is_dir() and any(out.iterdir()) and not is_exported(out):  # a corpus, a results folder: not ours to overwrite
+        raise FileExistsError(f"{out} holds other files and no exported model; give a new or empty folder "
+                              "(an earlier export is replaced)")
     out.mkdir(parents=True, exist_ok=True)
     weights = {k: v.to(torch.float16) if v.is_floating_point() else v for k, v in payload["model"].items()}
     save_file({k: v.contiguous() for k, v in weights.items()}, str(out / WEIGHTS))

@@ -118,3 +118,26 @@ def test_qgen_export_writes_a_folder_and_refuses_a_non_checkpoint(tiny_checkpoin
     (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
     result = CliRunner().invoke(app, ["export", str(tmp_path / "junk.pt"), "--out", str(tmp_path / "n")])
     assert result.exit_code == 1 and "is not a qgen checkpoint" in result.output and "\n" == result.output[-1]
+
+
+def test_export_replaces_an_earlier_export_and_nothing_else(tiny_checkpoint: Path, tmp_path: Path) -> None:
+    """A corpus or results folder given as --out keeps its files (its README.md is a dataset card)."""
+    from typer.testing import CliRunner
+
+    from qgen.cli import app
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "README.md").write_text("a dataset card")
+    result = CliRunner().invoke(app, ["export", str(tiny_checkpoint), "--out", str(corpus)])
+    assert result.exit_code == 1 and "holds other files and no exported model" in result.stderr
+    assert (corpus / "README.md").read_text() == "a dataset card" and not (corpus / MANIFEST).exists()
+    afile = tmp_path / "model"
+    afile.write_text("")
+    result = CliRunner().invoke(app, ["export", str(tiny_checkpoint), "--out", str(afile)])
+    assert result.exit_code == 1 and result.stderr.strip() == f"error: {afile} is a file; --out names the model folder to write"
+    for _ in range(2):  # a second export into the same folder replaces the first
+        result = CliRunner().invoke(app, ["export", str(tiny_checkpoint), "--out", str(tmp_path / "model-folder")])
+        assert result.exit_code == 0 and is_exported(tmp_path / "model-folder"), result.stderr
+    result = CliRunner().invoke(app, ["export", str(tmp_path / "missing.pt"), "--out", str(tmp_path / "x")])
+    assert result.exit_code == 2 and "no such file or folder" in result.stderr
