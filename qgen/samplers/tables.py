@@ -66,7 +66,7 @@ def load_table_files(paths: Iterable[str | Path]) -> dict[str, Any]:
         if path.suffix.lower() == ".parquet":
             frame = pd.read_parquet(path)
         elif path.suffix.lower() in (".csv", ".tsv"):
-            frame = pd.read_csv(path, sep="\t" if path.suffix.lower() == ".tsv" else ",")
+            frame = _read_delimited(path, "\t" if path.suffix.lower() == ".tsv" else ",")
         else:
             raise ValueError(f"{path}: expected a .csv, .tsv or .parquet table (or use TableSampler.from_sqlite)")
         name, n = path.stem, 2
@@ -74,6 +74,28 @@ def load_table_files(paths: Iterable[str | Path]) -> dict[str, Any]:
             name, n = f"{path.stem}_{n}", n + 1
         frames[name] = _integral_columns(frame.rename(columns=str))
     return frames
+
+
+def _read_delimited(path: Path, sep: str) -> Any:
+    """A CSV/TSV table whose columns are its header's, as written. pandas would turn a first field that rows
+    have beyond the header into an index (a ragged file's values shifted into the wrong columns) and rename
+    a repeated column ("Name.1", a column the file does not have): both are refused instead."""
+    import csv
+    import warnings
+
+    import pandas as pd
+
+    with open(path, newline="", encoding="utf-8", errors="replace") as handle:
+        header = next(csv.reader(handle, delimiter=sep), [])
+    repeated = sorted({name for name in header if header.count(name) > 1})
+    if repeated:
+        raise ValueError(f"the header repeats column {', '.join(map(repr, repeated))}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pd.errors.ParserWarning)
+        try:
+            return pd.read_csv(path, sep=sep, index_col=False)
+        except pd.errors.ParserWarning:
+            raise ValueError(f"rows with more fields than the header's {len(header)} columns") from None
 
 
 SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")

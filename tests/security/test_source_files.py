@@ -24,6 +24,9 @@ Qgen = Callable[..., "tuple[int, str, str]"]
     ("--from-tables", "t.db", b"not a database at all, just text\n" * 20, "not readable as CSV/Parquet tables"),
     ("--from-tables", "missing.csv", None, "no such file"),
     ("--from-tables", "notes.csv", b"name,year\n", "(NoRowsError: table notes has no rows)"),  # its type once
+    # pandas would shift a ragged file's values into the wrong columns and invent a column "name.1"
+    ("--from-tables", "ragged.csv", b"name,age\nann,1,extra,cols\nbob,2,x,y\n", "more fields than the header's 2"),
+    ("--from-tables", "twice.csv", b"name,name,age\nann,bob,1\n", "the header repeats column 'name'"),
 ])
 def test_an_unreadable_source_is_one_line(qgen: Qgen, tiny_checkpoint: Path, tmp_path: Path, option: str,
                                           name: str, content: bytes | None, says: str) -> None:
