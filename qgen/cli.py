@@ -159,6 +159,12 @@ def tokenize(
     if lf_type not in (*LF_TYPES, AUTO):
         fail(f"--lf-type must be one of {', '.join(LF_TYPES)} or {AUTO}, got {lf_type!r}", 2)
     names = _parse_names(name)
+    from sqlglot.dialects.dialect import Dialect
+
+    try:
+        Dialect.get_or_raise(dialect)
+    except ValueError as err:  # a usage error, said before any input is read
+        fail(f"--dialect: {' '.join(str(err).split())}", 2)
     options = {"validate": not no_validate, "dialect": dialect}
     if lf is not None:
         if file is not None:
@@ -235,6 +241,7 @@ def preprocess(
 
     from qgen.datasets.sparql_json import UnknownJsonError
     from qgen.datasets.paths import SplitError
+    from qgen.datasets.registry import UnknownDatasetError
     from qgen.preprocess import NoRecordsError, preprocess_dataset
     from qgen.samplers.files import MissingColumnError
     from qgen.progress import progress_bar
@@ -247,7 +254,7 @@ def preprocess(
         try:
             report = preprocess_dataset(dataset, out, data_dir=data_dir, split=split, workers=workers,
                                         progress=update, fmt=input_format, fields=fields)
-        except (FileNotFoundError, SplitError) as err:  # a file or folder that is not there, a split it lacks
+        except (FileNotFoundError, SplitError, UnknownDatasetError) as err:  # not there, no such split or name
             fail(str(err), 2)
         except (UnknownJsonError, MissingColumnError, NoRecordsError) as err:  # no format qgen knows, no lf, nothing
             fail(" ".join(str(err).split()), 1)
@@ -357,11 +364,12 @@ def export(
 
 @app.command()
 def evaluate(
-    checkpoint: Path = typer.Option(..., "--checkpoint", "--model", help="A trained model (a best.pt, an exported "
-                                                                       "folder or default)."),
+    checkpoint: Optional[Path] = typer.Option(None, "--checkpoint", "--model", help="A trained model (a best.pt, an "
+                                                                                 "exported folder or default, the "
+                                                                                 "default)."),
     examples: Path = typer.Argument(..., help="A preprocessed examples file with questions (e.g. DIR/test.parquet)."),
     out: Path = typer.Option(Path("out/evaluation"), "--out", help="predictions.txt, references.txt, ids.txt, metrics.json."),
-    beam: int = typer.Option(4, "--beam"),
+    beam: int = typer.Option(4, "--beam", help=option_help.BEAM),
     raw_entities: bool = typer.Option(False, "--raw-entities", help="Read lf_tokens_raw (a model trained without entity replacement)."),
     no_repeat: bool = typer.Option(False, "--no-repeat", help=option_help.NO_REPEAT),
     plots: bool = typer.Option(False, "--plots", help="Also write PNGs: attention heatmaps with the p_gen strip, "
@@ -448,7 +456,7 @@ def generate(
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Datasets root, for a dataset name."),
     input_format: str = typer.Option("auto", "--format", help=option_help.FORMAT),
     json_fields: Optional[str] = typer.Option(None, "--json-fields", help=option_help.JSON_FIELDS),
-    beam: int = typer.Option(4, "--beam"),
+    beam: int = typer.Option(4, "--beam", help=option_help.BEAM),
     num_return: int = typer.Option(1, "--num-return", help="Questions per logical form."),
     as_json: bool = typer.Option(False, "--json", help="JSON Lines: one {id, lf, lf_type, rank, question, score, "
                                                        "fails (with the checks)} per question, {id, lf, error} per "
@@ -553,7 +561,7 @@ def benchmark(
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Datasets root."),
     work_dir: Path = typer.Option(Path("out/benchmarks"), "--work-dir", help="Checkpoints and preprocessed data."),
     results: Path = typer.Option(Path("benchmarks/results"), "--results", help="Where the results files go."),
-    teacher_forcing: float = typer.Option(0.5, "--teacher-forcing", help=option_help.TEACHER_FORCING),
+    teacher_forcing: float = typer.Option(0.5, "--teacher-forcing", help=option_help.TEACHER_FORCING_BENCHMARK),
     teacher_forcing_per: str = typer.Option("step", "--teacher-forcing-per", help=option_help.TEACHER_FORCING_PER),
     no_repeat: bool = typer.Option(False, "--no-repeat", help=option_help.NO_REPEAT_BENCHMARK),
     seed: int = typer.Option(1, "--seed", help=option_help.BENCHMARK_SEED),
@@ -731,7 +739,7 @@ def synthesize(
                                                            "0 = all)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the samplers and the generator."),
     max_answers: int = typer.Option(10, "--max-answers", min=1, help="Keep sampled queries with 1..K answers."),
-    beam: int = typer.Option(4, "--beam", help="Beam size."),
+    beam: int = typer.Option(4, "--beam", help=option_help.BEAM),
     candidates: Optional[int] = typer.Option(None, "--candidates", help=option_help.CANDIDATES),
     sampling: float = typer.Option(0.0, "--sampling", help=option_help.SAMPLING),
     shard_size: int = typer.Option(1000, "--shard-size", help="Inputs per Parquet shard."),
@@ -901,7 +909,7 @@ def serve(
     count: int = typer.Option(1000, "--count", min=0, help="Logical forms per run (0: a whole --from-file)."),
     seed: Optional[int] = typer.Option(None, "--seed", help="One seed for every run (default: each run's "
                                                            "scheduled time, so runs differ)."),
-    beam: int = typer.Option(4, "--beam"),
+    beam: int = typer.Option(4, "--beam", help=option_help.BEAM),
     shard_size: int = typer.Option(1000, "--shard-size"),
     cron: str = typer.Option("0 3 * * *", "--cron", help="When to run (cron; default 03:00 daily)."),
     timezone: Optional[str] = typer.Option(None, "--timezone", help="The cron's time zone (default UTC)."),

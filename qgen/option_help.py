@@ -2,8 +2,11 @@
 
 Kept here, free of imports, so the two say the same thing and the CLI still starts without torch.
 """
-TEACHER_FORCING = ("Probability that the next decoder input is the gold word (the paper: 0.5); "
-                   "another value than 0.5 per step trains into folders suffixed _tf<value>[seq].")
+TEACHER_FORCING = "Probability that the next decoder input is the gold word (the paper: 0.5)."
+# The benchmark keeps each teacher-forcing setting's checkpoints apart.
+TEACHER_FORCING_BENCHMARK = (TEACHER_FORCING[:-1] + "; another value than 0.5 per step trains into folders "
+                             "suffixed _tf<value>[seq].")
+BEAM = "Beam size (1-64; the paper: 4)."
 TEACHER_FORCING_PER = "Toss the teacher-forcing coin per step (default) or once per question: step or sequence."
 NO_REPEAT = "Never decode a word right after itself ('new york york' cannot come out; nor can 'walla walla')."
 CANDIDATES = ("Try the beam's N best questions (N <= --beam; default: the whole beam) against the faithfulness "

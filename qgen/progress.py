@@ -8,8 +8,11 @@ from typing import Callable, Iterator
 @contextmanager
 def progress_bar(description: str, quiet: bool = False) -> Iterator[Callable[[int, int | None], None]]:
     """Yields ``update(done, total)``; draws on stderr, so stdout keeps only the command's results.
-    With ``quiet`` nothing is drawn."""
-    if quiet:
+    With ``quiet``, or when stderr is no terminal (a log file, a pipe: a bar there is an empty line), nothing
+    is drawn."""
+    import sys
+
+    if quiet or not sys.stderr.isatty():
         yield lambda done, total=None: None
         return
     from rich.console import Console

@@ -51,12 +51,16 @@ DATASETS: dict[str, DatasetSpec] = {
 }
 
 
+class UnknownDatasetError(ValueError):
+    """A dataset name qgen does not know."""
+
+
 def dataset_spec(name: str) -> DatasetSpec:
-    """The spec of ``name``, or a ValueError listing the known datasets."""
+    """The spec of ``name``, or an UnknownDatasetError listing the known datasets."""
     try:
         return DATASETS[name]
     except KeyError:
-        raise ValueError(f"unknown dataset {name!r}; known datasets: {', '.join(sorted(DATASETS))}") from None
+        raise UnknownDatasetError(f"unknown dataset {name!r}; known datasets: {', '.join(sorted(DATASETS))}") from None
 
 
 def dataset_folder(name: str, data_dir: str | Path | None = None) -> Path:

@@ -125,12 +125,26 @@ def test_demo_runs_and_says_where_the_parquet_went(tmp_path: Path) -> None:
     assert payload["config"]["hidden_size"] == 256 and payload["train_config"]["init_from"].endswith("default")
 
 
-def test_console_script_turns_exceptions_into_one_line() -> None:
-    proc = subprocess.run([sys.executable, "-c", "from qgen.cli import run; run()", "preprocess", "no-such-dataset"],
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 1
-    assert proc.stderr.strip().startswith("error: ValueError: unknown dataset 'no-such-dataset'")
-    assert "Traceback" not in proc.stderr
+def test_console_script_turns_exceptions_into_one_line(monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    import qgen.cli as cli
+
+    def fails(**_: object) -> None:
+        raise ValueError("something\nunforeseen")
+
+    monkeypatch.setattr(cli, "app", fails)
+    monkeypatch.setattr(sys, "argv", ["qgen", "preprocess", "x"])
+    with pytest.raises(SystemExit) as exited:
+        cli.run()
+    assert exited.value.code == 1 and capsys.readouterr().err == "error: ValueError: something unforeseen\n"
+
+
+def test_unknown_names_are_usage_errors() -> None:
+    for command, says in ((["preprocess", "no-such-dataset"], "error: unknown dataset 'no-such-dataset'; known "),
+                          (["tokenize", "--dialect", "klingon", "SELECT a FROM t"], "error: --dialect: Unknown dialect")):
+        proc = subprocess.run([sys.executable, "-c", "from qgen.cli import run; run()", *command],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 2 and proc.stderr.startswith(says) and len(proc.stderr.splitlines()) == 1, proc.stderr
 
 
 def test_console_script_exits_nonzero_when_it_refuses_an_option() -> None:
