@@ -5,6 +5,7 @@ Errors are one line on stderr and a non-zero exit code; ``--debug`` shows the tr
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Iterable, List, Optional
@@ -820,8 +821,8 @@ def synthesize(
         config = SynthesisConfig.build(max_overcopy, max_repeated_ngrams, min_score, round_trip, beam=beam,
                                        candidates=candidates, shard_size=shard_size, seed=seed, no_repeat=no_repeat,
                                        max_tokens=max_tokens, device=device, sampling=sampling)
-    except ValueError as err:
-        fail(str(err), 2)
+    except ValueError as err:  # named by its field ("shard_size must be >= 1"): said by its option here
+        fail(re.sub(r"^([a-z_]+) (must|is) ", lambda m: f"--{m[1].replace('_', '-')} {m[2]} ", str(err)), 2)
     from qgen.datasets.sparql_json import UnknownJsonError
     from qgen.synth.sources import SourceError
 

@@ -178,7 +178,7 @@ def synthesize(records: Iterable[RawExample], checkpoint: str | Path, out_dir: s
             if entry is not None and (entry["inputs"] != len(items) or entry["input_sha256"] not in (
                     digest, _input_digest(items, by_name=True))):  # by name: shards of older runs
                 raise CorpusError(f"{out}: the input of shard {index} (positions {items[0][0]}-{items[-1][0]}) "
-                                  "differs from the run that wrote it; use another out_dir for other input")
+                                  "differs from the run that wrote it; use another output folder (--out) for other input")
             if entry is not None and _finished(out, entry):
                 continue
             meta = {"schema_version": SCHEMA_VERSION, "shard": index, "created_at": manifest["created_at"],
@@ -398,7 +398,7 @@ def _open_manifest(out: Path, settings: dict[str, Any], log: Callable[[str], Non
             changed = _changed_settings(manifest["settings"], settings)
             if manifest.get("status") != "running":
                 raise CorpusError(f"{out} was written with other settings ({', '.join(changed)}); "
-                                  "use another out_dir or the same settings to resume")
+                                  "use another output folder (--out) or the same settings to resume")
             log(f"{out}: replacing the shards of a run that died unfinished with other settings ({', '.join(changed)})")
             for kind in ("pairs", "rejects"):
                 for shard in (out / kind).glob("part-*.parquet"):

@@ -205,8 +205,8 @@ def test_a_sampler_needs_a_count_of_one_or_more(checkpoint: Path, tmp_path: Path
     assert result.exit_code == 2 and message in result.output and not (tmp_path / "c").exists()
 
 
-@pytest.mark.parametrize("options, message", [(["--beam", "65"], "beam must be at most 64, got 65"),
-                                              (["--sampling", "nan"], "sampling is a finite temperature"),
+@pytest.mark.parametrize("options, message", [(["--beam", "65"], "error: --beam must be at most 64, got 65"),
+                                              (["--sampling", "nan"], "error: --sampling is a finite temperature"),
                                               (["--sampling", "inf"], "sampling is a finite temperature")])
 def test_synthesize_refuses_a_beam_too_wide_and_a_temperature_that_is_not_finite(
         checkpoint: Path, tmp_path: Path, options: list[str], message: str) -> None:

@@ -48,5 +48,5 @@ def test_the_cli_refuses_a_bad_value_with_a_usage_error(tiny_checkpoint, tmp_pat
     result = CliRunner().invoke(app, ["synthesize", "--checkpoint", str(tiny_checkpoint), "--out", str(tmp_path / "c"),
                                       "--from-file", "data/demo/sample.jsonl", "--shard-size", "0",
                                       "--no-round-trip"])
-    assert result.exit_code == 2 and "shard_size must be >= 1" in result.output
+    assert result.exit_code == 2 and "error: --shard-size must be >= 1, got 0" in result.output
     assert not (tmp_path / "c").exists()
