@@ -871,6 +871,9 @@ def synthesize(
             fail(_file_error(from_file, err, "--from-file"), 1)
     counts = manifest["counts"]
     typer.echo(f"inputs={counts['inputs']} pairs={counts['pairs']} rejects={counts['rejects']}")
+    if source.left_unread is not None and source.left_unread():  # --count's default caps a file too
+        typer.echo(f"note: read the first {count} records of {from_file}; more follow (--count 0 reads them all)",
+                   err=True)
     if split_by == "template":
         from qgen.synth.template_split import split_corpus
 

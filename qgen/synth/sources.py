@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from itertools import chain, islice
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from qgen.datasets.records import RawExample
 
@@ -32,6 +32,8 @@ class Source:
     description: str
     sampler: Any = None  # a sampler with ``stats`` (None for files)
     options: dict[str, Any] = field(default_factory=dict)
+    # A file read up to ``count``: whether records are left after what was read (ask once it is read).
+    left_unread: Callable[[], bool] | None = None
 
     def stats(self) -> dict[str, Any] | None:
         return None if self.sampler is None else self.sampler.stats.as_dict()
@@ -68,7 +70,10 @@ def open_source(from_file: str | None = None, from_graph: str | None = None, fro
             raise SourceError(f"--from-file {from_file}: it holds no logical forms (one per line, or one record "
                               "each in JSON Lines or Parquet)")
         records = chain([first], records)
-        return Source(islice(records, count) if count else records, "file", str(from_file), options=options)
+        if not count:
+            return Source(records, "file", str(from_file), options=options)
+        return Source(islice(records, count), "file", str(from_file), options=options,
+                      left_unread=lambda: next(records, None) is not None)
     if from_tables:
         from qgen.samplers.tables import TableSampler, TableSamplerConfig, connect_tables, table_files
 

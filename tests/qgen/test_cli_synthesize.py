@@ -213,3 +213,14 @@ def test_synthesize_refuses_a_beam_too_wide_and_a_temperature_that_is_not_finite
     result = runner.invoke(app, ["synthesize", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "c"),
                                  "--from-graph", str(REPO / "data" / "demo" / "demo_kg.ttl"), "--count", "3", *options])
     assert result.exit_code == 2 and message in result.output and not (tmp_path / "c").exists()
+
+
+def test_a_file_capped_by_count_says_that_more_records_follow(checkpoint: Path, tmp_path: Path) -> None:
+    lfs = tmp_path / "lfs.txt"
+    lfs.write_text("".join(f"SELECT ?x WHERE {{ dbr:Town_{i} dbo:mayor ?x }}\n" for i in range(5)))
+    for count, note in (("3", True), ("5", False), ("0", False)):
+        result = runner.invoke(app, ["synthesize", "--checkpoint", str(checkpoint), "--from-file", str(lfs),
+                                     "--count", count, "--out", str(tmp_path / f"c{count}"), "-q", "--no-round-trip"])
+        assert result.exit_code == 0, result.output
+        said = f"note: read the first 3 records of {lfs}; more follow (--count 0 reads them all)"
+        assert (said in result.stderr) == note, result.stderr
