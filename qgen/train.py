@@ -163,8 +163,10 @@ def train(train_pairs: Sequence[Pair], valid_pairs: Sequence[Pair], model_cfg: M
     if resume.exists():
         model, src_vocab, tgt_vocab, payload = load_checkpoint(resume, device)
         stopped_in = payload.get("partial")
-        if not _same_run(payload["train_config"], asdict(cfg)) or not _same_model(model.cfg, model_cfg):
-            raise ValueError(f"{resume} was written with another configuration; use another --out or delete it")
+        differs = _run_differences(payload["train_config"], asdict(cfg)) + _model_differences(model.cfg, model_cfg)
+        if differs:
+            raise ValueError(f"{resume} was written with another configuration ({'; '.join(differs[:4])}); use "
+                             "another --out, the same settings, or delete it")
         optimizer = make_optimizer(model, cfg, device)
         optimizer.load_state_dict(payload["optimizer"])
         for group in optimizer.param_groups:  # the saved groups carry the old device's kernel choice
@@ -238,9 +240,10 @@ def start_from(checkpoint: str | Path, train_pairs: Sequence[Pair], model_cfg: M
     metadata to record (the logical-form types of both). Refused: a checkpoint of another task or
     other preprocessing, or a ``model_cfg`` other than the checkpoint's."""
     old, old_src, old_tgt, payload = load_checkpoint(checkpoint, "cpu")
-    if not _same_model(old.cfg, model_cfg):
-        raise ValueError(f"--init-from {checkpoint}: the model's configuration comes from the checkpoint; "
-                         "leave out --model and the size options, or start from scratch")
+    differs = _model_differences(old.cfg, model_cfg)
+    if differs:
+        raise ValueError(f"--init-from {checkpoint}: the model's configuration comes from the checkpoint ("
+                         f"{'; '.join(differs[:4])}); leave out --model and the size options, or start from scratch")
     metadata = dict(metadata or {})
     for key in ("task", "preprocessing"):
         theirs, ours = payload.get(key), metadata.get(key)
@@ -274,16 +277,18 @@ def _extended(vocab: Vocab, sequences: Iterable[Sequence[str]]) -> Vocab:
 RESUMABLE_CHANGES = ("epochs", "max_seconds", "device")
 
 
-def _same_run(saved: dict, current: dict) -> bool:
+def _run_differences(saved: dict, current: dict) -> list[str]:
+    """The training settings that differ, as ``name: saved -> now`` (empty: the run may resume)."""
     # A checkpoint written before a field existed ran with that field's default.
     saved = {**asdict(TrainConfig()), **saved}
-    strip = lambda d: {k: v for k, v in d.items() if k not in RESUMABLE_CHANGES}  # noqa: E731
-    return strip(saved) == strip(current)
+    return [f"{k}: {saved.get(k)!r} -> {v!r}" for k, v in current.items()
+            if k not in RESUMABLE_CHANGES and saved.get(k) != v]
 
 
-def _same_model(saved: ModelConfig, wanted: ModelConfig) -> bool:
+def _model_differences(saved: ModelConfig, wanted: ModelConfig) -> list[str]:
     # The saved configuration carries the vocabulary sizes, which the training data set.
-    return replace(saved, src_vocab_size=0, tgt_vocab_size=0) == replace(wanted, src_vocab_size=0, tgt_vocab_size=0)
+    old, new = (asdict(replace(c, src_vocab_size=0, tgt_vocab_size=0)) for c in (saved, wanted))
+    return [f"{k}: {old[k]!r} -> {new[k]!r}" for k in old if old[k] != new[k]]
 
 
 PROGRESS_EVERY_S = 30.0  # a progress line within an epoch at most this often (one host sync each)
