@@ -54,6 +54,12 @@ def _as_option(message: str) -> str:
     return _TRAIN_OPTIONS[field] + message[len(field):] if field in _TRAIN_OPTIONS else message
 
 
+def _out_folder(out: Optional[Path]) -> None:
+    """``--out`` names a folder to write into: a file there is a usage error, said before any work."""
+    if out is not None and Path(out).exists() and not Path(out).is_dir():
+        fail(f"--out {out} is a file; it names the folder to write into", 2)
+
+
 def _model(name: Optional[Path]) -> Path:
     """``--checkpoint/--model``: a checkpoint file or an exported model folder; none (or ``default``)
     is the default model that ships with qgen."""
@@ -247,6 +253,7 @@ def preprocess(
     from qgen.samplers.files import MissingColumnError
     from qgen.progress import progress_bar
 
+    _out_folder(out)
     most = max(64, 4 * (os.cpu_count() or 1))  # a process each: 100,000 of them never started
     if workers is not None and not 1 <= workers <= most:
         fail(f"--workers must be between 1 and {most} (default: one a core), got {workers}", 2)
@@ -303,6 +310,7 @@ def train(
 
     if task not in ("generate", "parse"):
         fail(f"--task must be generate or parse, got {task!r}", 2)
+    _out_folder(out)
     model = model or ("copynet_extended" if task == "parse" else "scratchpad_extended")
     out = out or Path("out/parser" if task == "parse" else "out/model")
     if model not in VARIANTS:
@@ -389,6 +397,7 @@ def evaluate(
     if not 1 <= beam <= MAX_BEAM:
         fail(f"--beam must be between 1 and {MAX_BEAM}, got {beam}", 2)
     checkpoint = _model(checkpoint)
+    _out_folder(out)
     lf_types = _labelled_examples(examples, "evaluate")
     if model_record(checkpoint).get("task") == "parse":
         from qgen.parse import evaluate_parser_file

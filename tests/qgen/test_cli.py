@@ -188,3 +188,16 @@ def test_a_split_the_dataset_lacks_is_a_usage_error(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "error: webqsp has no split 'dev'; give --split train or test, or none for all" in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_an_out_that_is_a_file_is_a_usage_error(tmp_path: Path) -> None:
+    afile = tmp_path / "notes.txt"
+    afile.write_text("mine")
+    examples = tmp_path / "lfs.jsonl"
+    examples.write_text('{"id": "a", "lf": "SELECT name FROM t WHERE x = 1", "question": "q"}\n')
+    for command in (["preprocess", str(examples)], ["train", str(examples)], ["evaluate", str(examples)]):
+        proc = subprocess.run([sys.executable, "-c", "from qgen.cli import run; run()", *command, "--out", str(afile)],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 2, (command, proc.stderr)
+        assert proc.stderr == f"error: --out {afile} is a file; it names the folder to write into\n", proc.stderr
+    assert afile.read_text() == "mine"
