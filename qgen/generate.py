@@ -96,7 +96,10 @@ def _from_record(record) -> GenerateInput:
     """A file record, named in its errors by its id (one without an id, ``line-N``, by its line, as a text
     line is)."""
     where = f"{record.id.replace('-', ' ')}: " if record.id.startswith("line-") else f"{record.id}: "
-    return GenerateInput(record.id, record.logical_form, record.lf_type, dict(record.names), record.load_error, where)
+    error = record.load_error
+    if error is not None and not error.startswith(where):  # a reader's error that does not say which record
+        error = where + error
+    return GenerateInput(record.id, record.logical_form, record.lf_type, dict(record.names), error, where)
 
 
 def read_logical_form_lines(path: str | Path | None = None) -> list[TextLine]:

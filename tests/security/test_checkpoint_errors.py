@@ -137,3 +137,13 @@ def test_a_damaged_model_folder_is_one_line(damage: Callable[[Path], None], says
     code, out, err = qgen("generate", "--model", folder, LF)
     assert code == 1 and not out and len(err.strip().splitlines()) == 1
     assert err.startswith(f"error: CheckpointError: {folder} {says}"), err
+
+
+def test_generate_names_the_record_a_reader_refused(qgen: Qgen, tiny_checkpoint: Path, tmp_path: Path) -> None:
+    """By its id (or line), as a tokenizer error is named: several bad records must be told apart."""
+    lfs = tmp_path / "lfs.jsonl"
+    lfs.write_text(f'{{"id": "good", "lf": "{LF}"}}\nnot json\n{{"id": "x3"}}\n')
+    code, out, err = qgen("generate", "--checkpoint", tiny_checkpoint, "--name", "m.0a=Oslo", "--file", lfs)
+    assert code == 1 and len(out.strip().splitlines()) == 1
+    assert err.strip().splitlines() == ["error: line 2: not JSON (Expecting value at column 1)",
+                                        "error: x3: line 3: no 'lf' string"], err
