@@ -1,6 +1,7 @@
 """``--config run.yaml``: a command's options from a file (YAML, or JSON, which YAML reads too).
 
-The file maps option names (``max_seconds`` or ``max-seconds``) to values, e.g. for ``qgen train``::
+The file maps option names (``max_seconds`` or ``max-seconds``, as the flag says them: ``format`` for
+``--format``, ``model`` for ``--model``) to values, e.g. for ``qgen train``::
 
     epochs: 40
     hidden: 128
@@ -35,13 +36,21 @@ def load_config(ctx: click.Context, _param: click.Parameter, path: Optional[Path
         values = {}
     if not isinstance(values, dict):
         raise typer.BadParameter(f"{path}: expected a mapping of option names to values, got {type(values).__name__}")
-    names = {p.name for p in ctx.command.params if p.name and p.name != "config"}
+    # Each option by its parameter's name and by each of its flags (``format`` for --format, whose parameter
+    # is input_format; ``model`` for --checkpoint/--model).
+    names: dict[str, str] = {}
+    for param in ctx.command.params:
+        if param.name and param.name != "config":
+            names[param.name] = param.name
+            for flag in getattr(param, "opts", []):
+                if flag.startswith("--"):
+                    names.setdefault(flag[2:].replace("-", "_"), param.name)
     options: dict[str, Any] = {}
     for key, value in values.items():
-        name = str(key).replace("-", "_")
-        if name not in names:
-            raise typer.BadParameter(f"{path}: {key!r} is not an option of this command "
-                                     f"(options: {', '.join(sorted(names))})")
+        name = names.get(str(key).replace("-", "_"))
+        if name is None:
+            flags = sorted({n for n, target in names.items() if n == target or n not in names.values()})
+            raise typer.BadParameter(f"{path}: {key!r} is not an option of this command (options: {', '.join(flags)})")
         options[name] = [str(v) for v in value] if isinstance(value, list) else value
     ctx.default_map = {**(ctx.default_map or {}), **options}
     return path

@@ -197,6 +197,20 @@ def test_config_file_gives_options_and_the_command_line_wins(tmp_path: Path, dem
     assert bad.exit_code == 2 and "'epoch' is not an option of this command" in " ".join(bad.output.split())
 
 
+def test_config_file_keys_may_be_the_flags_names(tmp_path: Path, checkpoint: Path) -> None:
+    """``format`` for --format and ``model`` for --model, as a user reads them in --help (their parameters are
+    input_format and checkpoint)."""
+    lfs = tmp_path / "lfs.txt"
+    lfs.write_text("".join(f'{{"id": "r{i}", "lf": "SELECT ?x WHERE {{ dbr:Town_{i} dbo:mayor ?x }}"}}\n' for i in range(3)))
+    config = tmp_path / "run.yaml"
+    config.write_text(f"format: jsonl\nmodel: {checkpoint}\ncount: 2\nno-round-trip: true\n")
+    result = runner.invoke(app, ["synthesize", "--config", str(config), "--from-file", str(lfs), "--out",
+                                 str(tmp_path / "c"), "-q"])
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((tmp_path / "c" / "manifest.json").read_text())
+    assert manifest["counts"]["inputs"] == 2 and manifest["model"]["path"] == str(checkpoint)
+
+
 @pytest.mark.parametrize("count, message", [("0", "--count 0 (all) reads a whole --from-file"),
                                             ("-1", "greater than or equal to 0")])
 def test_a_sampler_needs_a_count_of_one_or_more(checkpoint: Path, tmp_path: Path, count: str, message: str) -> None:
