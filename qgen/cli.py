@@ -277,9 +277,11 @@ def train(
     examples: Path = typer.Argument(..., help="A preprocessed examples file (qgen preprocess ... --out DIR: DIR/train.parquet)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Checkpoints: last.pt (resumable) and best.pt (default "
                                                              "out/model, with --task parse out/parser)."),
-    model: Optional[str] = typer.Option(None, "--model", help="seq2seq, seq2seq_priors, copynet, coverage, scratchpad, "
-                                                              "scratchpad_extended (the default) or copynet_extended "
-                                                              "(the default with --task parse)."),
+    model: Optional[str] = typer.Option(None, "--model", help="The architecture: scratchpad_extended (the default), "
+                                                              "copynet_extended (the default with --task parse), the "
+                                                              "paper's seq2seq, seq2seq_priors, copynet, coverage, "
+                                                              "scratchpad, or another named configuration (a wrong "
+                                                              "name lists them all)."),
     epochs: int = typer.Option(75, "--epochs"),
     batch_size: int = typer.Option(32, "--batch-size"),
     learning_rate: float = typer.Option(1e-4, "--learning-rate"),
