@@ -17,7 +17,8 @@ from parsers.result import Entity, ParsedLF
 from parsers.sparql.escapes import expand_codepoint_escapes
 from parsers.sparql.entities import EntityNamer, LabelSource, comment_names, entity_id, expand
 from parsers.sparql.lexer import Token, declaration_spans, lex, split_pname, string_content
-from parsers.sparql.normalize import normalize_tokens
+from parsers.errors import SparqlSyntaxError
+from parsers.sparql.normalize import Normalized, normalize_tokens
 from parsers.sparql.prefixes import WELL_KNOWN_PREFIXES
 from parsers.sparql.validate import validate_sparql
 from parsers.token_rules import ENTITY_TOKEN
@@ -38,11 +39,24 @@ def tokenize_sparql(
     all_tokens = lex(lf)
     norm = normalize_tokens(lf, all_tokens)
     if validate:
-        validate_sparql(norm.text, norm.rewritten)
+        try:
+            validate_sparql(norm.text, norm.rewritten)
+        except SparqlSyntaxError as err:
+            raise _in_the_query(err, norm) from None
     comments = comment_names(all_tokens, norm.prefixes) if len(norm.tokens) < len(all_tokens) else {}
     namer = EntityNamer(names, labels, comments)
     out, raw, entities = _emit(norm.tokens, norm.prefixes, namer)
     return ParsedLF("sparql", lf, norm.text, out, entities, raw if entities else None)
+
+
+def _in_the_query(err: SparqlSyntaxError, norm: Normalized) -> SparqlSyntaxError:
+    """``err`` with its position in the query as the user wrote it, not counting the PREFIX lines that
+    normalisation put before it (a 44-character query said "at position 129")."""
+    query = "".join(t.text for t in norm.rewritten)
+    added = len(norm.text) - len(query)
+    if err.position is None or err.position < added or err.lf != norm.text:
+        return err
+    return SparqlSyntaxError(err.message, query, err.position - added)
 
 
 def _emit(tokens: list[Token], prefixes: Mapping[str, str],

@@ -111,7 +111,7 @@ def validate_sparql(normalized: str, tokens: list[Token] | None = None) -> None:
     ``tokens`` (default: lexed from ``normalized``) give the shape key; the PREFIX lines that
     normalisation adds may be left out of them, as they follow from the prefixes used. The first
     query of each shape is checked itself; later ones reuse its verdict. Positions in the error
-    refer to the normalised query (which begins with any PREFIX lines we added).
+    refer to ``normalized`` (``parsers.sparql.tokenize`` moves them past the PREFIX lines it added).
     """
     tokens = tokens if tokens is not None else lex(normalized)
     depth, where = nesting_depth(tokens)
@@ -124,7 +124,7 @@ def validate_sparql(normalized: str, tokens: list[Token] | None = None) -> None:
         message, position = verdict
         if message.startswith(_SERVICE_REFUSED):
             raise UnsupportedQueryError(message[len(_SERVICE_REFUSED):], normalized)
-        raise SparqlSyntaxError(f"{message} (in the normalised query)", normalized, position if position >= 0 else None)
+        raise SparqlSyntaxError(message, normalized, position if position >= 0 else None)
 
 
 @contextmanager

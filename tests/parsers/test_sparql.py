@@ -194,3 +194,11 @@ def test_an_iri_named_by_the_caller_is_an_entity() -> None:
                              names={"http://example.org/kg/harbour": "Old Harbour"})
     assert " ".join(parsed.tokens).startswith("select ? x where { ent: old harbour <")
     assert [(e.id, e.name_source) for e in parsed.entities] == [("http://example.org/kg/harbour", "given")]
+
+
+def test_a_syntax_error_is_placed_in_the_query_as_written() -> None:
+    """Not in the normalised text, which begins with the PREFIX lines that normalisation adds."""
+    query = "SELECT ?x WHERE { dbr:Berlin dbo:leader ?x . FILTER( }"
+    with pytest.raises(SparqlSyntaxError) as caught:
+        tokenize_sparql(query)
+    assert caught.value.position == query.index("FILTER") and "(near 'FILTER( }')" in str(caught.value)
