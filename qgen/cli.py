@@ -133,7 +133,7 @@ def _parse_names(pairs: List[str], option: str = "--name ID=NAME") -> dict[str, 
     names: dict[str, str] = {}
     for pair in pairs:
         ident, sep, name = pair.partition("=")
-        if not sep or not ident.strip():
+        if not sep or not ident.strip() or not name.strip():  # "m.01=" names nothing: a slip, said
             fail(f"{option.split()[0]} expects {option.split()[1]}, got {pair!r}", 2)
         names[ident.strip()] = name.strip()
     return names

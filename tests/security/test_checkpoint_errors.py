@@ -87,6 +87,9 @@ def test_generate_usage_errors_exit_2(qgen: Qgen, tiny_checkpoint: Path) -> None
     assert code == 2 and err.strip() == "error: give a logical form or --file, not both"
     code, _, err = qgen("generate", "--checkpoint", tiny_checkpoint, " ")
     assert code == 2 and err.startswith("error: the logical form is empty")
+    for pair in ("m.0a=", "=Oslo", "m.0a"):
+        code, _, err = qgen("generate", "--checkpoint", tiny_checkpoint, "--name", pair, LF)
+        assert code == 2 and err.strip() == f"error: --name expects ID=NAME, got {pair!r}", err
     code, _, err = qgen("synthesize", "--checkpoint", tiny_checkpoint, "--out", "unused")
     assert code == 2 and err.strip() == ("error: give exactly one of --from-file, --from-graph, --from-endpoint, "
                                          "--from-tables")
