@@ -60,9 +60,9 @@ def _out_folder(out: Optional[Path]) -> None:
         fail(f"--out {out} is a file; it names the folder to write into", 2)
 
 
-def _model(name: Optional[Path]) -> Path:
-    """``--checkpoint/--model``: a checkpoint file or an exported model folder; none (or ``default``)
-    is the default model that ships with qgen."""
+def _model(name: Optional[Path], option: str = "--model/--checkpoint") -> Path:
+    """``--checkpoint/--model`` (or the argument ``option``): a checkpoint file or an exported model folder;
+    none (or ``default``) is the default model that ships with qgen."""
     from qgen.exported_model import is_exported, resolve_model
 
     try:
@@ -70,11 +70,10 @@ def _model(name: Optional[Path]) -> Path:
     except FileNotFoundError as err:
         fail(str(err), 2)
     if not path.exists():
-        fail(f"--model/--checkpoint {path}: no such file or folder (a best.pt, an exported model folder, or "
-             "default)", 2)
+        fail(f"{option} {path}: no such file or folder (a best.pt, an exported model folder, or default)", 2)
     if path.is_dir() and not is_exported(path):
-        fail(f"--model/--checkpoint {path}: a folder without a qgen model (qgen-model.json); give a best.pt, an "
-             "exported model folder, or default", 2)
+        fail(f"{option} {path}: a folder without a qgen model (qgen-model.json); give a best.pt, an exported "
+             "model folder, or default", 2)
     return path
 
 
@@ -365,7 +364,8 @@ def export(
     from qgen.checkpoint import CheckpointError
     from qgen.exported_model import export_model
 
-    checkpoint = _model(checkpoint)  # "default", a missing path: said as every command says it
+    checkpoint = _model(checkpoint, "CHECKPOINT")  # "default", a missing path: said as every command says it
+    _out_folder(out)
     try:
         folder = export_model(checkpoint, out, name=name)
     except (OSError, CheckpointError) as err:
@@ -708,6 +708,15 @@ def downstream(
     typer.echo(f"wrote {results / 'downstream' / dataset / 'metrics.json'}")
 
 
+def _more_follow(left_unread) -> bool:
+    """Whether a capped file has records after those read; a record that fails to read says nothing here
+    (the corpus is written: the note is all that is asked)."""
+    try:
+        return left_unread()
+    except Exception:  # noqa: BLE001 - whichever reader's error, on a record the run never needed
+        return False
+
+
 def _sampled_something(source):
     """``source`` as it was, once its sampler has kept a first query; else exit 1 with why, before a corpus
     of nothing is written (an endpoint that cannot be reached, tables of one column)."""
@@ -882,7 +891,7 @@ def synthesize(
             fail(_file_error(from_file, err, "--from-file"), 1)
     counts = manifest["counts"]
     typer.echo(f"inputs={counts['inputs']} pairs={counts['pairs']} rejects={counts['rejects']}")
-    if source.left_unread is not None and source.left_unread():  # --count's default caps a file too
+    if source.left_unread is not None and _more_follow(source.left_unread):  # --count's default caps a file too
         typer.echo(f"note: read the first {count} records of {from_file}; more follow (--count 0 reads them all)",
                    err=True)
     if split_by == "template":

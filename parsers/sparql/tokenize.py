@@ -42,21 +42,33 @@ def tokenize_sparql(
         try:
             validate_sparql(norm.text, norm.rewritten)
         except SparqlSyntaxError as err:
-            raise _in_the_query(err, norm) from None
+            raise _in_the_query(err, norm, lf) from None
     comments = comment_names(all_tokens, norm.prefixes) if len(norm.tokens) < len(all_tokens) else {}
     namer = EntityNamer(names, labels, comments)
     out, raw, entities = _emit(norm.tokens, norm.prefixes, namer)
     return ParsedLF("sparql", lf, norm.text, out, entities, raw if entities else None)
 
 
-def _in_the_query(err: SparqlSyntaxError, norm: Normalized) -> SparqlSyntaxError:
-    """``err`` with its position in the query as the user wrote it, not counting the PREFIX lines that
-    normalisation put before it (a 44-character query said "at position 129")."""
-    query = "".join(t.text for t in norm.rewritten)
-    added = len(norm.text) - len(query)
-    if err.position is None or err.position < added or err.lf != norm.text:
+def _in_the_query(err: SparqlSyntaxError, norm: Normalized, lf: str) -> SparqlSyntaxError:
+    """``err`` with its position in the query as the user wrote it (``lf``): rdflib's position is in the
+    normalised text, after the PREFIX lines that normalisation added (a 44-character query said "at
+    position 129") and with comments dropped and some tokens rewritten. Each rewritten token keeps its
+    offset in ``lf`` (``Token.start``; -1 for an inserted one: the next kept token's is taken)."""
+    if err.position is None or err.lf != norm.text:
         return err
-    return SparqlSyntaxError(err.message, query, err.position - added)
+    offset = err.position - (len(norm.text) - sum(len(t.text) for t in norm.rewritten))  # past the PREFIX lines
+    if offset < 0:
+        return err
+    at = len(lf)  # past the last token: the end of the query
+    for token in norm.rewritten:
+        if offset < len(token.text):
+            if token.start >= 0:
+                at = token.start + offset
+                break
+            offset = 0  # inside a token that a rewrite inserted: at the next token the user wrote
+            continue
+        offset -= len(token.text)
+    return SparqlSyntaxError(err.message, lf, min(at, len(lf)))
 
 
 def _emit(tokens: list[Token], prefixes: Mapping[str, str],

@@ -85,17 +85,18 @@ def _read_delimited(path: Path, sep: str) -> Any:
 
     import pandas as pd
 
-    with open(path, newline="", encoding="utf-8", errors="replace") as handle:
+    # utf-8-sig: a byte-order mark (Excel's "CSV UTF-8") is not part of the first column's name
+    with open(path, newline="", encoding="utf-8-sig", errors="replace") as handle:
         header = next(csv.reader(handle, delimiter=sep), [])
-    repeated = sorted({name for name in header if header.count(name) > 1})
+    repeated = sorted({name for name in header if name and header.count(name) > 1})  # "" is pandas' "Unnamed: i"
     if repeated:
-        raise ValueError(f"the header repeats column {', '.join(map(repr, repeated))}")
+        raise ValueError(f"{path}: the header repeats column {', '.join(map(repr, repeated))}")
     with warnings.catch_warnings():
         warnings.simplefilter("error", pd.errors.ParserWarning)
         try:
             return pd.read_csv(path, sep=sep, index_col=False)
         except pd.errors.ParserWarning:
-            raise ValueError(f"rows with more fields than the header's {len(header)} columns") from None
+            raise ValueError(f"{path}: rows with more fields than the header's {len(header)} columns") from None
 
 
 SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")

@@ -24,7 +24,9 @@ and English; a question can pass them and still be wrong, so the audit bounds er
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Iterable, Iterator, Sequence
 
@@ -204,11 +206,15 @@ def _holds(words: list[str], value: Sequence[str]) -> bool:
     return any(words[i : i + n - 1] == head and words[i + n - 1] in forms for i in range(len(words) - n + 1))
 
 
-def _number(word: str) -> float | None:
-    try:
-        return float(word.replace(",", ""))
-    except ValueError:
+_NUMBER = re.compile(r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
+
+
+def _number(word: str) -> Decimal | None:
+    """A plain number's value (thousands commas allowed), None for anything else; a leading zero keeps it a
+    string ("007" is a code, and SQL tells '01' from '1')."""
+    if not _NUMBER.fullmatch(word) or (len(word.lstrip("+-").split(".")[0]) > 1 and word.lstrip("+-")[0] == "0"):
         return None
+    return Decimal(word.replace(",", ""))
 
 
 @lru_cache(maxsize=None)
@@ -281,10 +287,12 @@ def _condition_literals(tokens: list[str]) -> Iterator[list[str]]:
     """The words of each plain string literal that is a condition value: a triple's object (``?x dbo:party
     "Labour"``, ``"Oslo"@en``) or what a variable or ``str(?x)`` must equal in a FILTER. Not a typed literal
     (``"1950"^^xsd:date``: dates and numbers are said in other forms), nor one that is compared (``<``,
-    ``>``: a comparison, checked as such), nor a language tag (``lang(?x) = "en"``, ``langMatches(..., "en")``)."""
+    ``>``: a comparison, checked as such), nor a language tag (``lang(?x) = "en"``, ``langMatches(..., "en")``),
+    nor an alternative (a ``VALUES`` block, a FILTER with ``||``: a question may state any one of them)."""
+    alternatives = _alternative_spans(tokens)
     i = 0
     while i < len(tokens):
-        if tokens[i] != '"':
+        if tokens[i] != '"' or any(start <= i < end for start, end in alternatives):
             i += 1
             continue
         end = next((j for j in range(i + 1, len(tokens)) if tokens[j] == '"'), len(tokens))
@@ -298,6 +306,27 @@ def _condition_literals(tokens: list[str]) -> Iterator[list[str]]:
         elif not any(c.isalnum() for c in before) or before in ("filter", "lang", "langmatches", "regex"):
             continue  # after "(", ",", "<", ">", "!=": an argument or a comparison, not a triple's object
         yield words
+
+
+def _alternative_spans(tokens: list[str]) -> list[tuple[int, int]]:
+    """The token spans whose literals are alternatives: ``VALUES ... { ... }`` and a ``FILTER (...)`` holding ``||``."""
+    spans = []
+    for i, token in enumerate(tokens):
+        if token not in ("values", "filter"):
+            continue
+        opener = "{" if token == "values" else "("
+        start = next((j for j in range(i + 1, len(tokens)) if tokens[j] == opener), None)
+        if start is None:
+            continue
+        depth, end = 0, len(tokens)
+        for j in range(start, len(tokens)):
+            depth += {"(": 1, "{": 1, ")": -1, "}": -1}.get(tokens[j], 0)
+            if depth == 0:
+                end = j + 1
+                break
+        if token == "values" or any(tokens[j : j + 2] == ["|", "|"] or tokens[j] == "||" for j in range(start, end)):
+            spans.append((i, end))
+    return spans
 
 
 def _equals_a_value(tokens: list[str], equals: int) -> bool:

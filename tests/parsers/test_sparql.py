@@ -196,9 +196,14 @@ def test_an_iri_named_by_the_caller_is_an_entity() -> None:
     assert [(e.id, e.name_source) for e in parsed.entities] == [("http://example.org/kg/harbour", "given")]
 
 
-def test_a_syntax_error_is_placed_in_the_query_as_written() -> None:
-    """Not in the normalised text, which begins with the PREFIX lines that normalisation adds."""
-    query = "SELECT ?x WHERE { dbr:Berlin dbo:leader ?x . FILTER( }"
+@pytest.mark.parametrize("query", [
+    "SELECT ?x WHERE { dbr:Berlin dbo:leader ?x . FILTER( }",
+    "#MANUAL SPARQL, a comment normalisation drops\nSELECT ?x WHERE { dbr:Rome dbo:leader ?x . FILTER( }",
+    "SELECT COUNT(?x) WHERE { dbr:Rome dbo:leader ?x . FILTER( }",  # the count is rewritten (wrapped)
+])
+def test_a_syntax_error_is_placed_in_the_query_as_written(query: str) -> None:
+    """Not in the normalised text, which begins with the PREFIX lines that normalisation adds and has its
+    comments dropped and some tokens rewritten."""
     with pytest.raises(SparqlSyntaxError) as caught:
         tokenize_sparql(query)
     assert caught.value.position == query.index("FILTER") and "(near 'FILTER( }')" in str(caught.value)

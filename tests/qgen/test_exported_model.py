@@ -135,9 +135,9 @@ def test_export_replaces_an_earlier_export_and_nothing_else(tiny_checkpoint: Pat
     afile = tmp_path / "model"
     afile.write_text("")
     result = CliRunner().invoke(app, ["export", str(tiny_checkpoint), "--out", str(afile)])
-    assert result.exit_code == 1 and result.stderr.strip() == f"error: {afile} is a file; --out names the model folder to write"
+    assert result.exit_code == 2 and result.stderr.strip() == f"error: --out {afile} is a file; it names the folder to write into"
     for _ in range(2):  # a second export into the same folder replaces the first
         result = CliRunner().invoke(app, ["export", str(tiny_checkpoint), "--out", str(tmp_path / "model-folder")])
         assert result.exit_code == 0 and is_exported(tmp_path / "model-folder"), result.stderr
     result = CliRunner().invoke(app, ["export", str(tmp_path / "missing.pt"), "--out", str(tmp_path / "x")])
-    assert result.exit_code == 2 and "no such file or folder" in result.stderr
+    assert result.exit_code == 2 and result.stderr.startswith(f"error: CHECKPOINT {tmp_path / 'missing.pt'}: no such file")

@@ -103,6 +103,11 @@ POPULATION = PREFIX + 'SELECT ?x WHERE { ?x ns:location.population "4327642" }'
     (TYPED, "which keepers of gull point were born after 1950 ?", []),
     (POPULATION, "which place has a population of 4,327,642 ?", []),
     (POPULATION, "which place has a population of 4 million ?", ["value '4327642' not in the question"]),
+    # Alternatives (VALUES, a FILTER with ||): any one of them may be said, so none is required.
+    (PREFIX + 'SELECT ?x WHERE { ns:m.01 ns:near ?x . ?x ns:name ?n . VALUES ?n { "Alpha"@en "Beta" } }',
+     "what near gull point is named beta ?", []),
+    (PREFIX + 'SELECT ?x WHERE { ns:m.01 ns:near ?x . ?x ns:name ?n . FILTER (?n = "Alpha" || ?n = "Beta") }',
+     "what near gull point is named alpha ?", []),
 ])
 def test_sparql_string_literals_are_condition_values(lf: str, question: str, failures: list[str]) -> None:
     assert list(audit_pair("sparql", lf, sparql_tokens(lf), question).failures) == failures
@@ -253,3 +258,14 @@ def test_an_entity_named_order_is_not_the_order_by() -> None:
     assert audit_pair("sparql", lf, tokens, "which actor in order of rain is the tallest ?").passed
     assert audit_pair("sparql", lf, tokens, "which actor in order of rain is the shortest ?").failures == (
         "superlative shortest does not state the largest height",)
+
+
+@pytest.mark.parametrize("sql, question, passes", [
+    ("SELECT name FROM t WHERE code = '007'", "which name has code 7 ?", False),  # a leading zero: a code
+    ("SELECT name FROM t WHERE code = '007'", "which name has code 007 ?", True),
+    ("SELECT name FROM t WHERE viewers = 'nan'", "which name has viewers nan ?", True),
+    ("SELECT name FROM t WHERE votes = 1200", "which name got 1,200 votes ?", True),
+    ("SELECT name FROM t WHERE votes = 12", "which name got 1,2 votes ?", False),
+])
+def test_a_number_matches_however_it_is_written_and_only_as_a_number(sql: str, question: str, passes: bool) -> None:
+    assert audit_pair("sql", sql, [], question).passed == passes
