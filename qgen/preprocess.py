@@ -154,9 +154,12 @@ def _remove_earlier_run(out_dir: Path) -> None:
     if not counts.is_file():
         return
     try:
-        splits = json.loads(counts.read_text()).get("examples", {})
-    except (OSError, ValueError, AttributeError):
+        written = json.loads(counts.read_text())
+    except (OSError, ValueError):
+        return
+    if not isinstance(written, dict) or not {"inputs", "examples", "rejects"} <= written.keys():
         return  # not one of ours: leave the folder as it is
+    splits = written["examples"]
     for split in splits if isinstance(splits, dict) else ():
         if _bad_split(split) is None:  # a plain name, as written
             (out_dir / f"{split}.parquet").unlink(missing_ok=True)
