@@ -295,13 +295,14 @@ def _condition_literals(tokens: list[str]) -> Iterator[list[str]]:
         if tokens[i] != '"' or any(start <= i < end for start, end in alternatives):
             i += 1
             continue
-        end = next((j for j in range(i + 1, len(tokens)) if tokens[j] == '"'), len(tokens))
-        words, before, typed = tokens[i + 1:end], tokens[i - 1] if i else "", tokens[end + 1:end + 3] == ["^", "^"]
+        opening = i
+        end = next((j for j in range(opening + 1, len(tokens)) if tokens[j] == '"'), len(tokens))
         i = end + 1
-        if not words or typed:
+        words, before = tokens[opening + 1:end], tokens[opening - 1] if opening else ""
+        if not words or tokens[end + 1:end + 3] == ["^", "^"]:  # empty, or typed
             continue
         if before == "=":
-            if not _equals_a_value(tokens, i - len(words) - 3):
+            if not _equals_a_value(tokens, opening - 1):
                 continue
         elif not any(c.isalnum() for c in before) or before in ("filter", "lang", "langmatches", "regex"):
             continue  # after "(", ",", "<", ">", "!=": an argument or a comparison, not a triple's object
