@@ -375,9 +375,9 @@ def export(
 
 @app.command()
 def evaluate(
-    checkpoint: Optional[Path] = typer.Option(None, "--checkpoint", "--model", help="A trained model (a best.pt, an "
-                                                                                 "exported folder or default, the "
-                                                                                 "default)."),
+    checkpoint: Optional[Path] = typer.Option(None, "--checkpoint", "--model", help="A trained model: a best.pt, an "
+                                                                                 "exported folder, or default (when "
+                                                                                 "none is named)."),
     examples: Path = typer.Argument(..., help="A preprocessed examples file with questions (e.g. DIR/test.parquet)."),
     out: Path = typer.Option(Path("out/evaluation"), "--out", help="predictions.txt, references.txt, ids.txt, metrics.json."),
     beam: int = typer.Option(4, "--beam", help=option_help.BEAM),
