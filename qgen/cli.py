@@ -708,6 +708,22 @@ def downstream(
     typer.echo(f"wrote {results / 'downstream' / dataset / 'metrics.json'}")
 
 
+def _check_parser(parser: Path) -> None:
+    """``--parser``: a parser (qgen train --task parse), refused before any work as --model refuses a parser."""
+    from qgen.checkpoint import CheckpointError
+    from qgen.model_match import model_record
+
+    if not parser.exists():
+        fail(f"--parser {parser}: no such file or folder", 2)
+    try:
+        task = model_record(parser).get("task")
+    except CheckpointError as err:
+        fail(str(err), 1)
+    if task != "parse":
+        fail(f"--parser {parser}: a question generator, not a parser (train one with qgen train --task parse, or "
+             "leave --parser out)", 2)
+
+
 def _more_follow(left_unread) -> bool:
     """Whether a capped file has records after those read; a record that fails to read says nothing here
     (the corpus is written: the note is all that is asked)."""
@@ -815,6 +831,8 @@ def synthesize(
     from qgen.synth.run import synthesize_from_source
     from qgen.synth.sources import open_source
 
+    if parser is not None and not no_round_trip:
+        _check_parser(parser)
     parser = None if no_round_trip else (parser or default_parser(checkpoint))
     round_trip = None
     # Checked whether or not a parser is at hand: a mistyped option is refused, not silently unused.

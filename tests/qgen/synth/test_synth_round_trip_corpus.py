@@ -235,3 +235,15 @@ def test_shards_written_from_threads_of_one_process_give_the_serial_corpus(
     assert threaded["counts"] == serial["counts"] and threaded["round_trip"] == serial["round_trip"]
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "serial" / "pairs").drop(columns="created_at"),
                                   pd.read_parquet(tmp_path / "threaded" / "pairs").drop(columns="created_at"))
+
+
+def test_a_generator_or_a_missing_path_as_the_parser_is_a_usage_error(tiny_checkpoint: Path, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """As a parser given as --model is: refused before any work, exit 2."""
+    out = tmp_path / "corpus"
+    line = _usage_error(tiny_checkpoint, out, ["--parser", str(tiny_checkpoint)], monkeypatch, capsys)
+    assert line == (f"error: --parser {tiny_checkpoint}: a question generator, not a parser (train one with qgen "
+                    "train --task parse, or leave --parser out)")
+    line = _usage_error(tiny_checkpoint, out, ["--parser", str(tmp_path / "nonesuch.pt")], monkeypatch, capsys)
+    assert line == f"error: --parser {tmp_path / 'nonesuch.pt'}: no such file or folder"
