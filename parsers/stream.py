@@ -25,8 +25,9 @@ def tokenize_json_lines(stream: BinaryIO, lf_type: str, names: Mapping[str, str]
 
 def tokenize_json_line(line: JsonLine, lf_type: str, names: Mapping[str, str],
                        validate: bool = True, dialect: str = "sqlite") -> dict:
-    """The result for one line; the id is echoed as given (None when the line has no usable one)."""
-    ident = line.given_id
+    """The result for one line; the id is echoed as given (``line-N`` when the line has no usable one, as
+    ``--file`` names such lines)."""
+    ident = line.given_id if line.given_id is not None else f"line-{line.number}"
     if line.record is None:
         return {"id": ident, "error": str(line.error)}
     record = line.record

@@ -45,7 +45,7 @@ def test_tokenize_stream_survives_bad_lines() -> None:
     result = runner.invoke(app, ["tokenize", "--lf-type", "sparql"], input=lines + "\n")
     assert result.exit_code == 1, result.output  # every line is answered; some failed
     out = [json.loads(line) for line in result.stdout.splitlines()]
-    assert [o.get("id") for o in out] == ["a", None, "b", "c", "d", "e", "f"]
+    assert [o.get("id") for o in out] == ["a", "line-2", "b", "c", "d", "e", "f"]  # by its line, as --file names it
     assert "tokens" in out[0] and out[0]["tokens"][:2] == ["select", "distinct"]
     assert "not JSON" in out[1]["error"] and "SPARQL Update (DELETE)" in out[2]["error"]
     assert "no 'lf'" in out[3]["error"] and out[4]["tokens"][-3:] == ["ent:", "<e0>", "}"]
