@@ -5,7 +5,6 @@ Errors are one line on stderr and a non-zero exit code; ``--debug`` shows the tr
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 from typing import Iterable, List, Optional
@@ -48,10 +47,15 @@ _TRAIN_OPTIONS = {"epochs": "--epochs", "batch_size": "--batch-size", "learning_
                   "embedding_dim": "--embedding", "num_layers": "--layers", "dropout": "--dropout"}
 
 
-def _as_option(message: str) -> str:
+# The same for ``qgen synthesize`` (SynthesisConfig's fields that it sets).
+_SYNTHESIS_OPTIONS = {"beam": "--beam", "shard_size": "--shard-size", "candidates": "--candidates",
+                      "sampling": "--sampling", "max_tokens": "--max-tokens", "seed": "--seed"}
+
+
+def _as_option(message: str, options: dict[str, str] = _TRAIN_OPTIONS) -> str:
     """A configuration error as the command line says it: 'batch_size must ...' -> '--batch-size must ...'."""
     field = message.split(" ", 1)[0]
-    return _TRAIN_OPTIONS[field] + message[len(field):] if field in _TRAIN_OPTIONS else message
+    return options[field] + message[len(field):] if field in options else message
 
 
 def _out_folder(out: Optional[Path]) -> None:
@@ -724,15 +728,6 @@ def _check_parser(parser: Path) -> None:
              "leave --parser out)", 2)
 
 
-def _more_follow(left_unread) -> bool:
-    """Whether a capped file has records after those read; a record that fails to read says nothing here
-    (the corpus is written: the note is all that is asked)."""
-    try:
-        return left_unread()
-    except Exception:  # noqa: BLE001 - whichever reader's error, on a record the run never needed
-        return False
-
-
 def _sampled_something(source):
     """``source`` as it was, once its sampler has kept a first query; else exit 1 with why, before a corpus
     of nothing is written (an endpoint that cannot be reached, tables of one column)."""
@@ -860,7 +855,7 @@ def synthesize(
                                        candidates=candidates, shard_size=shard_size, seed=seed, no_repeat=no_repeat,
                                        max_tokens=max_tokens, device=device, sampling=sampling)
     except ValueError as err:  # named by its field ("shard_size must be >= 1"): said by its option here
-        fail(re.sub(r"^([a-z_]+) (must|is) ", lambda m: f"--{m[1].replace('_', '-')} {m[2]} ", str(err)), 2)
+        fail(_as_option(str(err), _SYNTHESIS_OPTIONS), 2)
     from qgen.datasets.sparql_json import UnknownJsonError
     from qgen.synth.sources import SourceError
 
@@ -909,7 +904,7 @@ def synthesize(
             fail(_file_error(from_file, err, "--from-file"), 1)
     counts = manifest["counts"]
     typer.echo(f"inputs={counts['inputs']} pairs={counts['pairs']} rejects={counts['rejects']}")
-    if source.left_unread is not None and _more_follow(source.left_unread):  # --count's default caps a file too
+    if source.left_unread is not None and source.left_unread():  # --count's default caps a file too
         typer.echo(f"note: read the first {count} records of {from_file}; more follow (--count 0 reads them all)",
                    err=True)
     if split_by == "template":

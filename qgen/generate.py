@@ -146,10 +146,11 @@ def generate_questions(inputs: Sequence[str | TextLine | GenerateInput], checkpo
         except LogicalFormError as err:
             parsed.append(f"{item.where}{err}")
             continue
-        # Refused as synthesis refuses it: the batch would cut it, and its question would leave out the rest.
-        too_long = len(tokens) > SynthesisConfig.max_src_len
-        parsed.append(f"{item.where}InputTooLong: {len(tokens)} tokens, more than max_src_len "
-                      f"{SynthesisConfig.max_src_len}" if too_long else tokens)
+        if len(tokens) > SynthesisConfig.max_src_len:  # as synthesis refuses it: a batch would cut the rest off
+            parsed.append(f"{item.where}InputTooLong: {len(tokens)} tokens, more than max_src_len "
+                          f"{SynthesisConfig.max_src_len}")
+        else:
+            parsed.append(tokens)
     good = [i for i, p in enumerate(parsed) if isinstance(p, list)]
     decoded = decode_token_lists([parsed[i] for i in good], checkpoint, beam, num_return, batch_size, no_repeat,
                                  max_tokens, whole_beam_too=checks)

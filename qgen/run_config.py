@@ -49,8 +49,8 @@ def load_config(ctx: click.Context, _param: click.Parameter, path: Optional[Path
     for key, value in values.items():
         name = names.get(str(key).replace("-", "_"))
         if name is None:
-            flags = sorted({n for n, target in names.items() if n == target or n not in names.values()})
-            raise typer.BadParameter(f"{path}: {key!r} is not an option of this command (options: {', '.join(flags)})")
+            raise typer.BadParameter(f"{path}: {key!r} is not an option of this command (options: "
+                                     f"{', '.join(sorted(names))})")
         options[name] = [str(v) for v in value] if isinstance(value, list) else value
     ctx.default_map = {**(ctx.default_map or {}), **options}
     return path

@@ -73,7 +73,7 @@ def open_source(from_file: str | None = None, from_graph: str | None = None, fro
         if not count:
             return Source(records, "file", str(from_file), options=options)
         return Source(islice(records, count), "file", str(from_file), options=options,
-                      left_unread=lambda: next(records, None) is not None)
+                      left_unread=lambda: _more_follow(records))
     if from_tables:
         from qgen.samplers.tables import TableSampler, TableSamplerConfig, connect_tables, table_files
 
@@ -83,11 +83,11 @@ def open_source(from_file: str | None = None, from_graph: str | None = None, fro
             if not Path(path).exists():
                 raise SourceError(f"--from-tables {path}: no such file or folder")
         try:
-            table_files(paths)  # a folder without tables, said as such
+            files = table_files(paths)  # folders as their files; one without any, said so
         except ValueError as err:
             raise SourceError(f"--from-tables {err}") from None
         try:
-            sampler = TableSampler(connect_tables(paths), config)
+            sampler = TableSampler(connect_tables(files), config)
         except Exception as err:  # noqa: BLE001 - pandas, pyarrow, sqlite: whichever reader refused the file
             raise SourceError(f"--from-tables {', '.join(paths)}: not readable as CSV/Parquet tables or one "
                               f"SQLite database ({_why(err)})") from None
@@ -111,6 +111,15 @@ def open_source(from_file: str | None = None, from_graph: str | None = None, fro
         return Source(records, "substitution", f"{from_graph} with seeds {substitute_from}", substitution, options)
     sampler = KGSampler.from_graph(graph, config)
     return Source(sampler.sample(count), "graph", str(from_graph), sampler, options)
+
+
+def _more_follow(records: Iterator[RawExample]) -> bool:
+    """Whether ``records`` has one more; a record that fails to read counts as none (the run is over: this
+    only decides whether a note is printed)."""
+    try:
+        return next(records, None) is not None
+    except Exception:  # noqa: BLE001 - whichever reader's error, on a record the run never needed
+        return False
 
 
 def load_graph(path: str) -> Any:
