@@ -30,6 +30,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Iterable, Iterator, Sequence
 
+from parsers.sparql.lexer import Token, code_tokens, lex, string_content
 from parsers.sparql.prefixes import WELL_KNOWN_PREFIXES
 from parsers.tokens import nl_tokens
 
@@ -131,7 +132,7 @@ def _facts(lf_type: str, logical_form: str, lf_tokens: Sequence[str]) -> _Facts 
     if lf_type == "sql":
         return _sql_facts(logical_form)
     if lf_type == "sparql":
-        return _sparql_facts([t.lower() for t in lf_tokens])
+        return _sparql_facts([t.lower() for t in lf_tokens], logical_form)
     return None
 
 
@@ -140,7 +141,9 @@ def _check(facts: _Facts | None, logical_form: str, lf_tokens: Sequence[str], qu
         return AuditResult(())
     values, comparisons, aggregates, orderings = facts
     words = nl_tokens(question.lower())
-    failures = [f"value {' '.join(v)!r} not in the question" for v in values if v and not _holds(words, v)]
+    plain = _plain(words)
+    failures = [f"value {' '.join(w for w in v if w != chr(92))!r} not in the question"
+                for v in values if v and not _holds(plain, _plain(v))]
     for op, attribute in comparisons:
         failures.extend(_comparison_failure(words, op, attribute))
     if not comparisons:
@@ -191,6 +194,14 @@ def _superlative_failure(words: list[str], attribute: frozenset[str], largest: b
         order = "largest" if largest else "smallest"
         return [f"superlative {', '.join(stated)} does not state the {order} {' '.join(sorted(attribute))}"]
     return []  # a superlative outside the lexicon: stated, as the aggregate check found
+
+
+def _plain(words: Sequence[str]) -> list[str]:
+    """Words compared as values: split at apostrophes, with quotes and backslashes dropped, the same on both
+    sides. The question's tokens keep "o'brien" whole while the query's literal 'O\\'Brien' comes as
+    ``o \\ ' brien``, and an entity "Children's Hospital" as ``children 's hospital``. Other punctuation
+    stays: "-6" is not "6"."""
+    return [part for word in words for part in word.split("'") if part.strip('\\"')]
 
 
 def _holds(words: list[str], value: Sequence[str]) -> bool:
@@ -283,30 +294,31 @@ def _sql_facts(sql: str) -> _Facts:
     return values, comparisons, aggregates, orderings
 
 
-def _condition_literals(tokens: list[str]) -> Iterator[list[str]]:
+def _condition_literals(logical_form: str) -> Iterator[list[str]]:
     """The words of each plain string literal that is a condition value: a triple's object (``?x dbo:party
-    "Labour"``, ``"Oslo"@en``) or what a variable or ``str(?x)`` must equal in a FILTER. Not a typed literal
+    "Labour"``, ``'Oslo'@en``) or what a variable or ``str(?x)`` must equal in a FILTER. Not a typed literal
     (``"1950"^^xsd:date``: dates and numbers are said in other forms), nor one that is compared (``<``,
     ``>``: a comparison, checked as such), nor a language tag (``lang(?x) = "en"``, ``langMatches(..., "en")``),
-    nor an alternative (a ``VALUES`` block, a FILTER with ``||``: a question may state any one of them)."""
-    alternatives = _alternative_spans(tokens)
-    i = 0
-    while i < len(tokens):
-        if tokens[i] != '"' or any(start <= i < end for start, end in alternatives):
-            i += 1
+    nor an alternative (a ``VALUES`` block, a FILTER with ``||``: a question may state any one of them).
+
+    Read from the query's own lexemes, not the model's tokens: those write every quote kind alike, and an
+    entity's name may hold an apostrophe (``ent: shays ' rebellion``) that would read as a quote."""
+    code = code_tokens(lex(logical_form))
+    texts = [t.text.lower() for t in code]
+    alternatives = _alternative_spans(texts)
+    for i, token in enumerate(code):
+        if token.kind != "string" or not i or any(start <= i < end for start, end in alternatives):
             continue
-        opening = i
-        end = next((j for j in range(opening + 1, len(tokens)) if tokens[j] == '"'), len(tokens))
-        i = end + 1
-        words, before = tokens[opening + 1:end], tokens[opening - 1] if opening else ""
-        if not words or tokens[end + 1:end + 3] == ["^", "^"]:  # empty, or typed
+        if texts[i + 1 : i + 2] == ["^^"]:  # typed
             continue
-        if before == "=":
-            if not _equals_a_value(tokens, opening - 1):
-                continue
-        elif not any(c.isalnum() for c in before) or before in ("filter", "lang", "langmatches", "regex"):
+        before = code[i - 1]
+        if before.text == "=" and not _equals_a_value(code, i - 1):
+            continue  # lang(?x) = "en"
+        if before.text != "=" and before.kind not in ("pname", "iri", "var"):
             continue  # after "(", ",", "<", ">", "!=": an argument or a comparison, not a triple's object
-        yield words
+        words = nl_tokens(string_content(token.text)[1])
+        if words:
+            yield words
 
 
 def _alternative_spans(tokens: list[str]) -> list[tuple[int, int]]:
@@ -325,27 +337,27 @@ def _alternative_spans(tokens: list[str]) -> list[tuple[int, int]]:
             if depth == 0:
                 end = j + 1
                 break
-        if token == "values" or any(tokens[j : j + 2] == ["|", "|"] or tokens[j] == "||" for j in range(start, end)):
+        if token == "values" or "||" in tokens[start:end]:
             spans.append((i, end))
     return spans
 
 
-def _equals_a_value(tokens: list[str], equals: int) -> bool:
+def _equals_a_value(code: list[Token], equals: int) -> bool:
     """Whether the ``=`` at ``equals`` tests a variable (``?x = "..."``) or ``str(?x)``, not ``lang(?x)``."""
-    if equals >= 2 and tokens[equals - 2] == "?":
+    if equals >= 1 and code[equals - 1].kind == "var":
         return True
-    if equals >= 1 and tokens[equals - 1] == ")":
+    if equals >= 1 and code[equals - 1].text == ")":
         depth, j = 0, equals - 1
         while j >= 0:  # back to the "(" that the ")" closes
-            depth += {")": 1, "(": -1}.get(tokens[j], 0)
+            depth += {")": 1, "(": -1}.get(code[j].text, 0)
             if depth == 0:
                 break
             j -= 1
-        return j >= 1 and tokens[j - 1] == "str"
+        return j >= 1 and code[j - 1].text.lower() == "str"
     return False
 
 
-def _sparql_facts(tokens: list[str]) -> _Facts:
+def _sparql_facts(tokens: list[str], logical_form: str) -> _Facts:
     prefixes = set(WELL_KNOWN_PREFIXES)
     values: list[list[str]] = []
     for i, token in enumerate(tokens):
@@ -357,7 +369,7 @@ def _sparql_facts(tokens: list[str]) -> _Facts:
                 name.append(word)
             if name not in values:
                 values.append(name)
-    for literal in _condition_literals(tokens):
+    for literal in _condition_literals(logical_form):
         if literal not in values:
             values.append(literal)
     comparisons: list[_Comparison] = []

@@ -38,6 +38,10 @@ HEIGHT = "SELECT name FROM lighthouses WHERE region = 'North Shore' AND \"Year l
     ("SELECT MIN(height) FROM t WHERE keepers = 3", "what is the least height with 3 keepers ?", []),
     ("SELECT SUM(keepers) FROM t", "how many keepers in total ?", []),
     ("SELECT AVG(keepers) FROM t", "how many keepers ?", ["aggregate AVG not stated"]),
+    # A value with an apostrophe, or said with one ("2,107's"), is compared word by word
+    ("SELECT team FROM t WHERE player = 'O''Neil'", "which team has o'neil ?", []),
+    ("SELECT team FROM t WHERE player = 'O''Neil'", "which team has neil ?", ["value \"o'neil\" not in the question"]),
+    ("SELECT religion FROM t WHERE population = '2,107'", "the population is 2,107's religion is ?", []),
 ])
 def test_sql_pairs(sql: str, question: str, failures: list[str]) -> None:
     result = audit_pair("sql", sql, [], question)
@@ -51,7 +55,7 @@ def test_an_unreadable_statement_or_another_type_has_nothing_to_audit() -> None:
 
 
 def sparql_tokens(lf: str) -> list[str]:
-    return tokenize_lf(lf, "sparql", names={"m.01": "Gull Point", "m.02": "Harrow Head"}).tokens
+    return tokenize_lf(lf, "sparql", names={"m.01": "Gull Point", "m.02": "Harrow Head", "m.03": "Shays' Rebellion"}).tokens
 
 
 PREFIX = "PREFIX ns: <http://rdf.freebase.com/ns/> "
@@ -108,6 +112,17 @@ POPULATION = PREFIX + 'SELECT ?x WHERE { ?x ns:location.population "4327642" }'
      "what near gull point is named beta ?", []),
     (PREFIX + 'SELECT ?x WHERE { ns:m.01 ns:near ?x . ?x ns:name ?n . FILTER (?n = "Alpha" || ?n = "Beta") }',
      "what near gull point is named alpha ?", []),
+    # Single-quoted literals are values as double-quoted ones are; an escaped quote does not end one.
+    (PARTY.replace('"Zorblax Party"', "'Zorblax Party'"), "who is the leader of berlin ?",
+     ["value 'zorblax party' not in the question"]),
+    (DBPEDIA + "SELECT ?x WHERE { ?x dbo:surname 'O\\'Brien' }", "who is named o'brien ?", []),
+    (DBPEDIA + "SELECT ?x WHERE { ?x dbo:surname 'O\\'Brien' }", "who is named smith ?",
+     ["value \"o ' brien\" not in the question"]),
+    (DBPEDIA + 'SELECT ?x WHERE { ?x dbo:genre "rock \'n\' roll" }', "who plays jazz ?",
+     ["value \"rock ' n ' roll\" not in the question"]),
+    # An apostrophe in an entity's name is no quote: nothing after it reads as a literal.
+    (PREFIX + 'SELECT ?x WHERE { ns:m.03 ns:time.event.start_date ?x . FILTER (lang(?x) = "en") }',
+     "when did shays' rebellion start ?", []),
 ])
 def test_sparql_string_literals_are_condition_values(lf: str, question: str, failures: list[str]) -> None:
     assert list(audit_pair("sparql", lf, sparql_tokens(lf), question).failures) == failures
