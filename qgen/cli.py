@@ -728,22 +728,6 @@ def _check_parser(parser: Path) -> None:
              "leave --parser out)", 2)
 
 
-def _sampled_something(source):
-    """``source`` as it was, once its sampler has kept a first query; else exit 1 with why, before a corpus
-    of nothing is written (an endpoint that cannot be reached, tables of one column)."""
-    from itertools import chain
-
-    first = next(source.records, None)
-    if first is None:
-        stats = {k: v for k, v in (source.stats() or {}).items() if v and k != "drawn"}
-        why = ", ".join(f"{k} {v}" for k, v in sorted(stats.items(), key=lambda kv: -kv[1]))
-        option = "--from-graph" if source.kind == "substitution" else f"--from-{source.kind}"
-        fail(f"{option} {source.description}: no query could be sampled from it "
-             f"({(source.stats() or {}).get('drawn', 0)} drawn{': ' + why if why else ''})", 1)
-    source.records = chain([first], source.records)
-    return source
-
-
 # Commands that take no arguments but catch stray words (context.args) to say why they are refused: most
 # often a shell glob after an option of one value (--from-tables data/*.csv), which click would refuse as
 # "unexpected extra argument" without saying why.
@@ -870,14 +854,12 @@ def synthesize(
         source = open_source(from_file, str(from_graph) if from_graph else None, from_endpoint,
                              [str(p) for p in from_tables], substitute_from, count, seed, max_answers,
                              data_dir=data_dir, fmt=input_format, fields=fields)
-    except SourceError as err:  # a graph or tables file that cannot be read, an empty --from-file
+    except SourceError as err:  # a file that cannot be read, an empty --from-file, a sampler that kept nothing
         fail(str(err), 1)
     except UnknownJsonError as err:  # a --from-file .json of no format qgen knows, found on its first record
         fail(_file_error(from_file, err, "--from-file"), 1)
     except ValueError as err:  # no source or several, a dataset name that is none
         fail(str(err), 2)
-    if source.sampler is not None:
-        source = _sampled_something(source)
     # Said once the source opened: a source refused above is all the user needs to read.
     if round_trip is not None and not quiet:
         typer.echo(f"round-trip filter: parser {parser}")

@@ -14,7 +14,8 @@ from qgen.datasets.records import RawExample
 
 
 class SourceError(ValueError):
-    """A graph or tables file that cannot be read: the message names the option, the file and why."""
+    """A source that gives nothing to work on (a file that cannot be read or holds nothing, a sampler that
+    keeps no query): the message names the option, the file and why."""
 
 
 def _why(err: Exception) -> str:
@@ -91,7 +92,7 @@ def open_source(from_file: str | None = None, from_graph: str | None = None, fro
         except Exception as err:  # noqa: BLE001 - pandas, pyarrow, sqlite: whichever reader refused the file
             raise SourceError(f"--from-tables {', '.join(paths)}: not readable as CSV/Parquet tables or one "
                               f"SQLite database ({_why(err)})") from None
-        return Source(sampler.sample(count), "tables", ", ".join(paths), sampler, options)
+        return _sampled_something(Source(sampler.sample(count), "tables", ", ".join(paths), sampler, options))
     from qgen.samplers.kg import KGSampler, KGSamplerConfig
 
     config = KGSamplerConfig(seed=seed, max_answers=max_answers)
@@ -99,7 +100,7 @@ def open_source(from_file: str | None = None, from_graph: str | None = None, fro
         from qgen.samplers.readonly import endpoint_graph
 
         sampler = KGSampler.from_endpoint(endpoint_graph(from_endpoint), config)
-        return Source(sampler.sample(count), "endpoint", from_endpoint, sampler, options)
+        return _sampled_something(Source(sampler.sample(count), "endpoint", from_endpoint, sampler, options))
     graph = load_graph(str(from_graph))
     if substitute_from:
         from qgen.samplers.files import read_logical_forms
@@ -108,9 +109,25 @@ def open_source(from_file: str | None = None, from_graph: str | None = None, fro
         substitution = EntitySubstitution(graph, SubstitutionConfig(seed=seed, max_answers=max_answers))
         seeds = read_logical_forms(substitute_from, "sparql", data_dir=data_dir)
         records = islice(substitution.substitute(seeds), count)
-        return Source(records, "substitution", f"{from_graph} with seeds {substitute_from}", substitution, options)
+        return _sampled_something(Source(records, "substitution", f"{from_graph} with seeds {substitute_from}",
+                                         substitution, options))
     sampler = KGSampler.from_graph(graph, config)
-    return Source(sampler.sample(count), "graph", str(from_graph), sampler, options)
+    return _sampled_something(Source(sampler.sample(count), "graph", str(from_graph), sampler, options))
+
+
+def _sampled_something(source: Source) -> Source:
+    """``source`` as it was, once its sampler has kept a first query; else a SourceError with the sampler's
+    counts, so that no corpus of nothing is written with success (an endpoint that cannot be reached, tables
+    of one column), whether the CLI or a scheduled flow run asked."""
+    first = next(source.records, None)
+    if first is None:
+        counts = source.stats() or {}
+        why = ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]) if v and k != "drawn")
+        option = "--from-graph" if source.kind == "substitution" else f"--from-{source.kind}"
+        raise SourceError(f"{option} {source.description}: no query could be sampled from it "
+                          f"({counts.get('drawn', 0)} drawn{': ' + why if why else ''})")
+    source.records = chain([first], source.records)
+    return source
 
 
 def _more_follow(records: Iterator[RawExample]) -> bool:

@@ -94,6 +94,20 @@ def test_train_then_synthesize_from_the_demo_tables_publishes_corpus_statistics(
     assert shard_task.retries >= 1 and train_task.retries >= 1 and shard_task.persist_result
 
 
+def test_a_scheduled_run_over_a_source_that_gives_nothing_fails_and_writes_no_corpus(harness: None,
+                                                                                     tmp_path: Path) -> None:
+    """A flow run fails (so its schedule's alerts see it), as the CLI exits 1, rather than publishing an
+    empty corpus as complete."""
+    from qgen.synth.sources import SourceError
+
+    table = tmp_path / "ids.csv"
+    table.write_text("id\n1\n2\n3\n")  # one column: no query of WikiSQL's shape
+    with pytest.raises(SourceError, match="no query could be sampled from it"):
+        synthesize_flow(checkpoint="default", out=str(tmp_path / "corpus"), from_tables=[str(table)], count=3,
+                        round_trip=False)
+    assert not (tmp_path / "corpus").exists()
+
+
 def test_benchmark_flow_trains_and_evaluates_each_model_and_publishes_the_metrics(harness: None, tmp_path: Path) -> None:
     metrics = benchmark_flow("webqsp", ["copynet", "scratchpad"], epochs=1, batch_size=8, data_dir=str(FIXTURES),
                              work_dir=str(tmp_path / "work"), results=str(tmp_path / "results"), hidden=16,

@@ -19,7 +19,7 @@ from qgen.samplers.endpoint import (
 )
 from qgen.samplers.kg import KGSampler, KGSamplerConfig
 from qgen.samplers.readonly import QueryTimeoutError, endpoint_graph, run_sparql
-from qgen.synth.sources import open_source
+from qgen.synth.sources import SourceError, open_source
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "samplers" / "small_kg.ttl"
 EX = "http://example.org/kg/"
@@ -189,10 +189,10 @@ def test_a_sampling_run_goes_on_through_a_failing_endpoint(server: FakeEndpoint,
 
 
 def test_synthesize_source_from_a_garbage_endpoint_counts_every_draw(server: FakeEndpoint) -> None:
-    source = open_source(from_endpoint=server.url + "/garbage", count=2)
-    assert list(source.records) == []
-    stats = source.stats()
-    assert stats["drawn"] == 100 and stats["errors"] == 100
+    """Nothing sampled is refused with the sampler's counts (no corpus of nothing is written)."""
+    with pytest.raises(SourceError, match=r"--from-endpoint .*/garbage: no query could be sampled from it "
+                                          r"\(100 drawn: errors 100\)"):
+        open_source(from_endpoint=server.url + "/garbage", count=2)
 
 
 def test_a_sampling_run_through_a_flaky_endpoint_keeps_records(server: FakeEndpoint) -> None:
