@@ -89,6 +89,8 @@ _COMMON_WORDS = {"first", "last"}  # superlatives of time, but too common to fai
 # Attributes where the smallest value is the best or the first ("rank 1"): "top", "best", "highest
 # ranked" may state MIN, so their superlatives are not checked (unless a kind's word names them too:
 # Freebase's "government_position_held ... from" is a date).
+# Said of a rank ("ranked below 2", "a position higher than 15"), these words give no numeric direction.
+RANK_POSITION_WORDS = {"higher", "lower", "above", "below", "over", "under", "before", "after", "better", "worse"}
 RANK_WORDS = {"rank", "ranking", "ranked", "position", "place", "pick", "seed", "seeding", "order"}
 
 
@@ -121,8 +123,9 @@ def passing(lf_type: str, logical_form: str, lf_tokens: Sequence[str], questions
 
 # An ordering: the ordered attribute's words and whether its largest value is asked (MAX, DESC).
 _Ordering = tuple[frozenset[str], bool]
-# A comparison: its operator (">" or "<") and the compared attribute's words (empty where unknown).
-_Comparison = tuple[str, frozenset[str]]
+# A comparison: its operator (">" or "<"), the compared attribute's words (empty where unknown) and the value
+# it is compared with (its words; empty where the query gives none that a question would repeat).
+_Comparison = tuple[str, frozenset[str], tuple[str, ...]]
 # condition values / entity names, comparisons, aggregates, orderings (MAX / MIN / ORDER BY ... LIMIT 1)
 _Facts = tuple[list[list[str]], list[_Comparison], list[str], list[_Ordering]]
 
@@ -144,8 +147,8 @@ def _check(facts: _Facts | None, logical_form: str, lf_tokens: Sequence[str], qu
     plain = _plain(words)
     failures = [f"value {' '.join(w for w in v if w != chr(92))!r} not in the question"
                 for v in values if v and not _holds(plain, _plain(v))]
-    for op, attribute in comparisons:
-        failures.extend(_comparison_failure(words, op, attribute))
+    for op, attribute, value in comparisons:
+        failures.extend(_comparison_failure(words, op, attribute, value))
     if not comparisons:
         lf_words = set(lf_tokens) | {w for v in values for w in v} | set(nl_tokens(logical_form.lower()))
         stated = sorted({w for w in words if w in SPURIOUS_COMPARISON_WORDS and w not in lf_words})
@@ -235,24 +238,61 @@ def _comparison_words(kind: str | None) -> dict[str, frozenset[str]]:
     return {">": frozenset(COMPARISON_WORDS[">"] | extra[0]), "<": frozenset(COMPARISON_WORDS["<"] | extra[1])}
 
 
-def _comparison_failure(words: list[str], op: str, attribute: frozenset[str] = frozenset()) -> list[str]:
+def _comparison_failure(words: list[str], op: str, attribute: frozenset[str] = frozenset(),
+                        value: Sequence[str] = ()) -> list[str]:
+    """What is wrong with how the question states ``op``: the direction said next to the compared value
+    decides where one is ("larger than 1977"; a query with two comparisons must not pass with both
+    inverted), else any direction word in the question."""
     lexicon = _comparison_words(_attribute_kind(attribute) if attribute else None)
+    rank_like = bool(attribute) and _attribute_kind(attribute) is None
 
-    def says(direction: str) -> bool:
-        for i, w in enumerate(words):
-            if w == _AT_WORDS[direction]:
+    def direction_at(i: int) -> str | None:
+        if rank_like and words[i] in RANK_POSITION_WORDS:
+            return op  # "ranked below 2" is rank > 2 to some, rank < 2 to others: either reads as right
+        for direction in (">", "<"):
+            if words[i] == _AT_WORDS[direction]:
                 if i and words[i - 1] == "at":
-                    return True
-            elif w in lexicon[direction]:
-                return True
-        return False
+                    return direction
+            elif words[i] in lexicon[direction]:
+                return direction
+        return None
 
-    other = "<" if op == ">" else ">"
-    if says(op):
+    said = set(filter(None, (_direction_by_value(words, value, direction_at) if value else [])))
+    if not said:
+        said = set(filter(None, map(direction_at, range(len(words)))))
+    if op in said:
         return []
-    if says(other):
+    if said:
         return [f"comparison {op} stated in the other direction"]
     return [f"comparison {op} not stated"]
+
+
+_NEAR = 4  # words before a compared value where its direction is looked for ("has at least 3", "larger than 1977")
+
+
+def _direction_by_value(words: list[str], value: Sequence[str], direction_at) -> list[str | None]:
+    """At each place the question says ``value``: the nearest direction word within ``_NEAR`` words before it,
+    else one right after it ("6400 or more")."""
+    n, found = len(value), []
+    number = _number(value[0]) if n == 1 else None
+    for start in range(len(words) - n + 1):
+        here = words[start : start + n]
+        if not (here == list(value) or (number is not None and _number(here[0]) == number)):
+            continue
+        if words[start + n : start + n + 1] == ["or"] and start + n + 1 < len(words):
+            found.append(direction_at(start + n + 1))  # "6400 or more"
+            if found[-1]:
+                continue
+        for i in range(start - 1, max(start - 1 - _NEAR, -1), -1):
+            if words[i] in _CLAUSE_ENDS or _number(words[i]) is not None:
+                break  # another condition's words ("before 1977 and had 6400 ...")
+            if direction_at(i):
+                found.append(direction_at(i))
+                break
+    return found
+
+
+_CLAUSE_ENDS = {"and", ",", "with", "where", "whose", "that", "which", "or"}
 
 
 def _states_aggregate(words: list[str], aggregate: str) -> bool:
@@ -278,12 +318,13 @@ def _sql_facts(sql: str) -> _Facts:
     if where is not None:
         for node in where.find_all(exp.EQ, exp.GT, exp.LT, exp.GTE, exp.LTE):
             literal = node.expression if isinstance(node.expression, exp.Literal) else None
+            value = nl_tokens(str(literal.this).lower()) if literal is not None else []
             if literal is not None:
-                values.append(nl_tokens(str(literal.this).lower()))
+                values.append(value)
             if isinstance(node, (exp.GT, exp.GTE, exp.LT, exp.LTE)):
                 attribute = frozenset(w for c in node.this.find_all(exp.Column) for w in nl_tokens(c.name.lower())
                                       if w.isalnum())
-                comparisons.append((">" if isinstance(node, (exp.GT, exp.GTE)) else "<", attribute))
+                comparisons.append((">" if isinstance(node, (exp.GT, exp.GTE)) else "<", attribute, tuple(value)))
     aggregates, orderings = [], []
     for node in tree.find_all(exp.Count, exp.Sum, exp.Avg, exp.Max, exp.Min):
         aggregates.append(_SQL_AGGREGATES[type(node).__name__])
@@ -389,7 +430,7 @@ def _sparql_facts(tokens: list[str], logical_form: str) -> _Facts:
             # the compared variable: the last one before the operator (``? a >``, ``xsd : integer ( ? a ) >``)
             variable = next((tokens[j + 1] for j in range(i - 2, opened, -1) if tokens[j] == "?"), None)
             bound = _binding_relation(tokens, variable, opened, prefixes) if variable else []
-            comparisons.append((token, frozenset(w for w in bound if w.isalnum() and w not in prefixes)))
+            comparisons.append((token, frozenset(w for w in bound if w.isalnum() and w not in prefixes), ()))
     aggregates = ["count"] if "count" in tokens else []
     orderings: list[_Ordering] = []
     if "order" in tokens and "limit" in tokens and tokens[tokens.index("limit") + 1: tokens.index("limit") + 2] == ["1"]:

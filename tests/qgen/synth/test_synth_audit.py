@@ -148,6 +148,23 @@ def test_a_comparative_of_a_kind_fits_the_compared_attribute(sql: str, question:
     assert list(audit_pair("sql", sql, [], question).failures) == failures
 
 
+TWO_WAYS = 'SELECT festival FROM t WHERE "First held" < 1977 AND Visitors > 6400'
+
+
+@pytest.mark.parametrize("sql, question, failures", [
+    # With two comparisons, each direction is read next to its own value: both inverted is no pass.
+    (TWO_WAYS, "which festival was first held earlier than 1977 and has more than 6400 visitors ?", []),
+    (TWO_WAYS, "which festival has a first held larger than 1977 , and a visitors smaller than 6400 ?",
+     ["comparison < stated in the other direction", "comparison > stated in the other direction"]),
+    (TWO_WAYS, "which festival was first held before 1977 and had 6400 or more visitors ?", []),
+    # A rank said "below" or "higher" has no numeric direction: either reads as right.
+    ("SELECT name FROM t WHERE rank > 8 AND silver < 3", "who ranked below 8 with fewer than 3 silver ?", []),
+    ("SELECT name FROM t WHERE position < 15", "who has a position higher than 15 ?", []),
+])
+def test_each_comparison_is_read_next_to_its_value(sql: str, question: str, failures: list[str]) -> None:
+    assert list(audit_pair("sql", sql, [], question).failures) == failures
+
+
 BORN_SPARQL = (PREFIX + "SELECT ?x WHERE { ns:m.01 ns:location.keeper ?x . ?x ns:people.person.date_of_birth ?d . "
                "FILTER(xsd:dateTime(?d) < \"1990\"^^xsd:dateTime) }")
 
