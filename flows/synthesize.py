@@ -73,7 +73,7 @@ def synthesize_shards_flow(checkpoint: str, out: str, from_file: Optional[str] =
     if dedup_against:
         from qgen.synth.dedup import skip_known
 
-        source = skip_known(source, dedup_against, out)
+        source = skip_known(source, dedup_against, out, missing_ok=True)  # a schedule's first run makes it
     config = SynthesisConfig.build(max_overcopy, max_repeated_ngrams, min_score, round_trip, beam=beam,
                                    candidates=candidates, shard_size=shard_size, seed=seed, no_repeat=no_repeat,
                                    sampling=sampling)

@@ -963,6 +963,9 @@ def serve(
             fail(_file_error(from_file, err, "--from-file"), 1)
         _check_generator(checkpoint, file_types, any_fits=True)
 
+    for folder in dedup_against:  # a missing one is the runs' own folder before the first run
+        if folder.exists() and not folder.is_dir():
+            fail(f"--dedup-against {folder}: not a folder (give a corpus folder, with pairs/, or a folder of them)", 2)
     params = deployment_parameters(str(checkpoint.resolve()), str(Path(out).resolve()),
                                    str(from_graph.resolve()) if from_graph else None,
                                    [str(p.resolve()) for p in from_tables],

@@ -17,18 +17,24 @@ from qgen.datasets.records import RawExample
 from qgen.synth.sources import Source
 
 
-def known_logical_forms(folders: Sequence[str | Path], own: str | Path | None = None) -> tuple[set[str], list[str]]:
+def known_logical_forms(folders: Sequence[str | Path], own: str | Path | None = None,
+                        missing_ok: bool = False) -> tuple[set[str], list[str]]:
     """The logical forms (whitespace collapsed) of the pairs of every corpus under ``folders``, and
-    the corpora read; a folder that is neither a corpus nor holds one raises ``ValueError``."""
+    the corpora read. A folder that holds no corpus yet gives none (a schedule's folder before its first
+    run); one that does not exist raises ``ValueError`` unless ``missing_ok`` (scheduled runs: the first
+    run makes it), and so does a file."""
     import pyarrow.dataset as ds
 
     own_folder = Path(own).resolve() if own is not None else None
     known: set[str] = set()
     corpora: list[str] = []
     for folder in map(Path, folders):
+        if not folder.is_dir():
+            if missing_ok and not folder.exists():
+                continue
+            raise ValueError(f"--dedup-against {folder}: {'not a folder' if folder.exists() else 'no such folder'} "
+                             "(give a corpus folder, with pairs/, or a folder of them)")
         found = [folder] if (folder / "pairs").is_dir() else sorted(p for p in folder.glob("*") if (p / "pairs").is_dir())
-        if not found:
-            raise ValueError(f"--dedup-against {folder}: not a corpus folder (with pairs/) nor a folder of them")
         for corpus in found:
             if own_folder is not None and corpus.resolve() == own_folder:
                 continue
@@ -40,9 +46,10 @@ def known_logical_forms(folders: Sequence[str | Path], own: str | Path | None = 
     return known, corpora
 
 
-def skip_known(source: Source, folders: Sequence[str | Path], own: str | Path | None = None) -> Source:
+def skip_known(source: Source, folders: Sequence[str | Path], own: str | Path | None = None,
+               missing_ok: bool = False) -> Source:
     """``source`` without the logical forms of the corpora under ``folders`` (counted in its options)."""
-    known, corpora = known_logical_forms(folders, own)
+    known, corpora = known_logical_forms(folders, own, missing_ok)
     options = {**source.options, "dedup_against": corpora, "left_out_as_known": 0}
 
     def records() -> Iterator[RawExample]:

@@ -64,7 +64,14 @@ def test_dedup_against_leaves_out_what_earlier_corpora_hold(checkpoint: Path, tm
         assert not known & set(pd.read_parquet(tmp_path / "runs" / "b" / "pairs")["logical_form"])
     bad = runner.invoke(app, ["synthesize", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "c"), *source,
                               "--dedup-against", str(tmp_path / "nowhere")])
-    assert bad.exit_code == 2 and "not a corpus folder" in bad.stderr
+    assert bad.exit_code == 2 and "nowhere: no such folder" in bad.stderr
+    # A folder that holds no corpus yet (a schedule's, before its first run) has nothing to leave out.
+    (tmp_path / "empty").mkdir()
+    first_run = runner.invoke(app, ["synthesize", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "empty" / "1"),
+                                    *source, *keep_all, "--dedup-against", str(tmp_path / "empty")])
+    assert first_run.exit_code == 0, first_run.output
+    counts = json.loads((tmp_path / "empty" / "1" / "manifest.json").read_text())["counts"]
+    assert counts["inputs"] == held["inputs"]
 
 
 def test_split_by_template_writes_the_splits_and_refuses_other_values(checkpoint: Path, tmp_path: Path) -> None:
