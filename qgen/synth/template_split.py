@@ -2,9 +2,10 @@
 template in two splits (Finegan-Dollak et al. 2018's query split), so a parser's test score measures
 new query shapes, not memorised ones.
 
-A template is the logical form with its values abstracted: entities (as the SPARQL parser finds them)
-become ``<e>``, string literals and numbers ``<v>``; keywords, variables, predicates, tables and
-columns stay, case and spacing normalised. Templates are shuffled (seeded) and dealt to the splits in
+A template is the logical form with its values abstracted: entities (as the SPARQL parser finds them,
+and any IRI that names a node rather than a predicate or a class, whatever its namespace) become ``<e>``,
+string literals and numbers ``<v>``; keywords, variables, predicates, classes, tables and columns stay,
+case and spacing normalised. Templates are shuffled (seeded) and dealt to the splits in
 turn, each to the split furthest below its share of pairs, so the sizes follow the fractions as
 closely as whole templates allow.
 
@@ -54,15 +55,15 @@ def _sql_template(sql: str) -> str:
 
 
 def _sparql_template(query: str) -> str:
-    from parsers.sparql.lexer import lex
+    from parsers.sparql.lexer import code_tokens, lex
     from parsers.sparql.tokenize import tokenize_sparql
 
     entities = {e.surface for e in tokenize_sparql(query, validate=False).entities}
+    code = code_tokens(lex(query))
+    values = _node_positions(code)
     out = []
-    for token in lex(query):
-        if token.kind in ("space", "comment"):
-            continue
-        if token.text in entities:
+    for i, token in enumerate(code):
+        if token.text in entities or i in values:
             out.append("<e>")
         elif token.kind in ("string", "number"):
             out.append("<v>")
@@ -71,6 +72,59 @@ def _sparql_template(query: str) -> str:
         else:
             out.append(token.text if token.kind in ("iri", "pname", "var") else token.text.lower())
     return " ".join(out)
+
+
+_PATH_PUNCT = {"/", "|", "^"}  # a property path's joints: the next IRI is a predicate too
+
+
+def _node_positions(code: list) -> set[int]:
+    """Where an IRI names a node, not a predicate, a class or a function: a triple's subject or object inside
+    the query's braces, an IRI in a FILTER or other bracketed expression, one in a VALUES block. Any
+    knowledge graph's entities, whether or not their namespace is a known one (``<http://example.org/x>``)."""
+    found: set[int] = set()
+    role, depth, braces, values_block = "s", 0, 0, False  # role of the next term: s(ubject) / p(redicate) / o(bject)
+    after_type = False
+    for i, token in enumerate(code):
+        text, kind = token.text, token.kind
+        if text == "(":
+            depth += 1
+        elif text == ")":
+            depth = max(depth - 1, 0)
+        elif text == "{":
+            braces, role = braces + 1, "s"
+        elif text == "}":
+            braces, role, values_block = max(braces - 1, 0), "s", False
+        elif kind == "word" and text.lower() == "values":
+            values_block = True
+        elif kind == "word" and text != "a":
+            role = "s"  # FILTER, OPTIONAL, UNION, SELECT ...: what follows starts afresh
+        if kind not in ("iri", "pname", "var", "string", "number") and text not in ("a", "[", "]", ";", ",", ".") \
+                and text not in _PATH_PUNCT:
+            continue
+        nested = depth > 0 or values_block
+        if kind in ("iri", "pname"):
+            function = code[i + 1].text == "(" if i + 1 < len(code) else False
+            if nested and not function:
+                found.add(i)
+            elif braces and not nested and role in ("s", "o") and not (role == "o" and after_type):
+                found.add(i)
+        if not braces or nested:
+            continue
+        if text in (".", "["):
+            role = "s" if text == "." else "p"
+        elif text == ";":
+            role = "p"
+        elif text == ",":
+            role = "o"
+        elif text in _PATH_PUNCT and role == "o":
+            role = "p"
+        elif text == "]":
+            role = "p"
+        elif role == "s":
+            role = "p"
+        elif role == "p":
+            role, after_type = "o", text == "a" or text in ("rdf:type", "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>")
+    return found
 
 
 def assign_splits(templates: Sequence[str], fractions: Sequence[float] = DEFAULT_FRACTIONS,

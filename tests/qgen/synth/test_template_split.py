@@ -27,6 +27,22 @@ def test_templates_abstract_values_and_keep_shapes() -> None:
     assert lf_template("sparql", "not a query {") == "not a query {"  # its own template, never an error
 
 
+def test_any_graphs_nodes_are_entities_its_predicates_and_classes_stay() -> None:
+    """A graph of one's own (no known entity namespace): subjects, objects, IRIs in a FILTER or a VALUES block
+    are the values that differ between queries of one shape; predicates, paths, classes, functions stay."""
+    demo = "PREFIX s: <http://schema.org/> PREFIX d: <http://example.org/demo/> "
+    lyon = lf_template("sparql", demo + "SELECT ?x WHERE { ?x a s:Person ; s:birthPlace d:Lyon . FILTER(?x != d:Ann) }")
+    oslo = lf_template("sparql", demo + "SELECT ?x WHERE { ?x a s:Person ; s:birthPlace <http://example.org/demo/Oslo> . "
+                                        "FILTER(?x != d:Bo) }")
+    assert lyon == oslo and lyon.endswith("{ ?x a s:Person ; s:birthPlace <e> . filter ( ?x != <e> ) }")
+    assert lyon != lf_template("sparql", demo + "SELECT ?x WHERE { ?x a s:Film ; s:birthPlace d:Lyon . FILTER(?x != d:Ann) }")
+    path = lf_template("sparql", demo + "SELECT ?x WHERE { d:A s:country/s:capital ?x ; s:size ?n } "
+                                        "ORDER BY DESC(xsd:integer(?n))")
+    assert path.split("> ", 2)[2] == "select ?x where { <e> s:country / s:capital ?x ; s:size ?n } order by desc ( xsd:integer ( ?n ) )"
+    values = lf_template("sparql", demo + "SELECT ?x WHERE { VALUES ?y { d:A d:B } ?x s:p ?y }")
+    assert values.endswith("select ?x where { values ?y { <e> <e> } ?x s:p ?y }")
+
+
 def test_whole_templates_go_to_one_split_near_the_fractions() -> None:
     templates = [f"t{i % 50}" for i in range(1000)]  # 50 templates of 20 pairs each
     splits = assign_splits(templates, (0.8, 0.1, 0.1), seed=3)
