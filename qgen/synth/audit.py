@@ -493,13 +493,13 @@ def _binding_relation(tokens: list[str], variable: str, before: int, prefixes: s
 
 
 def audit_statistics(results: Iterable[AuditResult]) -> dict[str, Any]:
-    """Counts for the manifest and the card: audited, passed, and each failed check's kind."""
+    """Counts for the manifest and the card: audited, passed, and per kind of failed check the pairs that
+    fail it (a pair missing two values counts once under "value")."""
     stats: dict[str, Any] = {"audited": 0, "passed": 0, "failures": {}}
     for result in results:
         stats["audited"] += 1
         stats["passed"] += int(result.passed)
-        for failure in result.failures:
-            kind = failure.split(" ")[0] + (" direction" if "other direction" in failure else "")
+        for kind in {f.split(" ")[0] + (" direction" if "other direction" in f else "") for f in result.failures}:
             stats["failures"][kind] = stats["failures"].get(kind, 0) + 1
     return stats
 

@@ -201,10 +201,10 @@ def test_entity_names_are_read_after_ent_up_to_the_next_prefix_or_punctuation() 
     assert not audit_pair("sparql", TWO_NAMES, tokens, "point gull near harrow head ?").passed
 
 
-def test_statistics_count_each_failed_check_and_merge_with_a_pass_rate() -> None:
+def test_statistics_count_the_pairs_failing_each_check_and_merge_with_a_pass_rate() -> None:
     results = [AuditResult(()), AuditResult(("value 'x' not in the question", "comparison < not stated")),
                AuditResult(("comparison > stated in the other direction", "aggregate COUNT not stated")),
-               AuditResult(("value 'y' not in the question",))]
+               AuditResult(("value 'y' not in the question", "value 'z' not in the question"))]  # one pair
     stats = audit_statistics(results)
     assert stats == {"audited": 4, "passed": 1, "failures": {"value": 2, "comparison": 1, "comparison direction": 1,
                                                               "aggregate": 1}}
