@@ -10,8 +10,8 @@ turn, each to the split furthest below its share of pairs, so the sizes follow t
 closely as whole templates allow.
 
 Written beside the corpus as ``splits/{train,validation,test}.parquet`` (the pairs' schema, input
-order kept within a split) plus ``splits/templates.json`` (per split: pairs and templates); the
-card's ``pairs`` configuration then names the three splits. The pair shards stay as they are.
+order kept within a split), with the summary (per split: pairs and templates) in ``manifest.json``'s
+``splits``; the card's ``pairs`` configuration then names the three splits. The pair shards stay as they are.
 """
 from __future__ import annotations
 
@@ -190,5 +190,7 @@ def write_template_splits(corpus: str | Path, fractions: Sequence[float] = DEFAU
         pq.write_table(part, tmp)
         tmp.replace(folder / f"{name}.parquet")
         summary["splits"][name] = {"pairs": len(rows), "templates": len({templates[i] for i in rows})}
-    (folder / "templates.json").write_text(json.dumps(summary, indent=2) + "\n")
+    # The summary goes in the manifest (split_corpus), not beside the splits: a folder of Parquet files only
+    # is what pandas, pyarrow and duckdb read as one dataset. (Earlier versions wrote it here.)
+    (folder / "templates.json").unlink(missing_ok=True)
     return summary

@@ -71,6 +71,7 @@ def test_a_split_corpus_loads_as_three_splits_that_share_no_template(corpus: Pat
         for lf_type, lf in zip(table.column("lf_type").to_pylist(), table.column("logical_form").to_pylist()):
             assert seen.setdefault(lf_template(lf_type, lf), name) == name
     assert sorted(ids) == sorted(pq.read_table(copy / "pairs").column("id").to_pylist())  # a partition
+    assert sorted(pq.read_table(copy / "splits").column("id").to_pylist()) == sorted(ids)  # a folder of Parquet only
     meta, body = front_matter((copy / "README.md").read_text())
     pairs_config = next(c for c in meta["configs"] if c["config_name"] == "pairs")
     filled = [name for name in SPLITS if summary["splits"][name]["pairs"]]
