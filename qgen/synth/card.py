@@ -99,10 +99,10 @@ def front_matter(out: Path, manifest: dict[str, Any]) -> list[str]:
     splits = manifest.get("splits")  # qgen.synth.template_split: the pairs as train / validation / test
     for name, glob, _ in CONFIGS:
         lines += [f"- config_name: {name}", *(["  default: true"] if name == "pairs" else []), "  data_files:"]
-        if name == "pairs" and splits:
-            for split, size in splits["splits"].items():  # datasets cannot read an empty split's file
-                if size["pairs"]:
-                    lines += [f"  - split: {split}", f"    path: {splits['folder']}/{split}.parquet"]
+        filled = [split for split, size in (splits or {}).get("splits", {}).items() if size["pairs"]]
+        if name == "pairs" and filled:  # datasets cannot read an empty split's file; no pairs: the glob, valid YAML
+            lines += [line for split in filled for line in (f"  - split: {split}",
+                                                            f"    path: {splits['folder']}/{split}.parquet")]
         else:
             lines += [f"  - split: {SPLIT}", f"    path: {glob}"]
     if info:

@@ -132,3 +132,16 @@ def test_the_card_of_a_corpus_written_before_the_audit_column_declares_what_its_
     datasets = pytest.importorskip("datasets")
     loaded = datasets.load_dataset(str(old), cache_dir=str(tmp_path / "hf-cache"))
     assert loaded["train"].num_rows == manifest["counts"]["pairs"]
+
+
+def test_a_split_corpus_without_pairs_still_declares_its_files(corpus: Path) -> None:
+    """Every split empty (a deduplicated run that kept nothing): the pairs configuration names the shards'
+    glob, not an empty list that ``datasets`` cannot iterate."""
+    from qgen.synth.card import front_matter as card_front_matter
+
+    manifest = json.loads((corpus / "manifest.json").read_text())
+    manifest["splits"] = {"by": "template", "folder": "splits",
+                          "splits": {name: {"pairs": 0, "templates": 0} for name in ("train", "validation", "test")}}
+    meta, _ = front_matter("\n".join(card_front_matter(corpus, manifest)) + "\n")
+    pairs = next(c for c in meta["configs"] if c["config_name"] == "pairs")
+    assert pairs["data_files"] == [{"split": "train", "path": "pairs/part-*.parquet"}]
