@@ -443,6 +443,14 @@ def _finish(out: Path, manifest: dict[str, Any], shards: int, seed: int, sample_
                     audit=merge_audit_statistics(e.get("audit", {"audited": 0, "passed": 0, "failures": {}})
                                                  for e in entries))
     shutil.rmtree(out / ".tmp", ignore_errors=True)
+    splits = manifest.get("splits")
+    if splits and sum(s["pairs"] for s in splits["splits"].values()) != counts["pairs"]:
+        # An extended corpus (a larger --count) that was split before: split its pairs again as it was split,
+        # so the card's splits hold every pair.
+        from qgen.synth.template_split import write_template_splits
+
+        manifest["splits"] = write_template_splits(out, splits["fractions"], splits["seed"])
+        log(f"{out}: split again by template (seed {splits['seed']}) to hold the added pairs")
     write_card(out, manifest, seed, sample_size)
     _write_json(out / "manifest.json", manifest)
     log(f"{out}: inputs {counts['inputs']} = pairs {counts['pairs']} + rejects {counts['rejects']}")

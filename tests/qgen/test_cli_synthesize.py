@@ -88,6 +88,22 @@ def test_split_by_template_writes_the_splits_and_refuses_other_values(checkpoint
     assert bad.exit_code == 2 and "--split-by must be none or template" in bad.output
 
 
+def test_an_extended_split_corpus_is_split_again_to_hold_its_new_pairs(checkpoint: Path, tmp_path: Path) -> None:
+    source = ["--from-file", str(REPO / "data" / "demo" / "sample.jsonl"), "--shard-size", "10", "--beam", "2"]
+    out = tmp_path / "grown"
+    first = runner.invoke(app, ["synthesize", "--checkpoint", str(checkpoint), "--out", str(out), "--count", "20",
+                                "--split-by", "template", *source])
+    assert first.exit_code == 0, first.output
+    more = runner.invoke(app, ["synthesize", "--checkpoint", str(checkpoint), "--out", str(out), "--count", "30",
+                               *source])
+    assert more.exit_code == 0, more.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["counts"]["inputs"] == 30
+    assert sum(s["pairs"] for s in manifest["splits"]["splits"].values()) == manifest["counts"]["pairs"]
+    split_ids = sorted(pd.read_parquet(out / "splits")["id"])
+    assert split_ids == sorted(pd.read_parquet(out / "pairs")["id"])
+
+
 def test_synthesize_needs_exactly_one_source(checkpoint: Path, tmp_path: Path) -> None:
     result = runner.invoke(app, ["synthesize", "--checkpoint", str(checkpoint), "--out", str(tmp_path)])
     assert result.exit_code == 2 and "give exactly one of --from-file" in result.stderr
