@@ -89,16 +89,18 @@ def test_split_by_template_writes_the_splits_and_refuses_other_values(checkpoint
 
 
 def test_an_extended_split_corpus_is_split_again_to_hold_its_new_pairs(checkpoint: Path, tmp_path: Path) -> None:
-    source = ["--from-file", str(REPO / "data" / "demo" / "sample.jsonl"), "--shard-size", "10", "--beam", "2"]
+    source = ["--from-tables", str(FIXTURES / "lighthouses.csv"), "--seed", "4", "--shard-size", "5", "--beam", "2",
+              "--max-overcopy", "100", "--max-repeated-ngrams", "100", "--no-round-trip"]  # keep every question
     out = tmp_path / "grown"
-    first = runner.invoke(app, ["synthesize", "--checkpoint", str(checkpoint), "--out", str(out), "--count", "20",
+    first = runner.invoke(app, ["synthesize", "--checkpoint", str(checkpoint), "--out", str(out), "--count", "10",
                                 "--split-by", "template", *source])
     assert first.exit_code == 0, first.output
-    more = runner.invoke(app, ["synthesize", "--checkpoint", str(checkpoint), "--out", str(out), "--count", "30",
+    held = json.loads((out / "manifest.json").read_text())["counts"]["pairs"]
+    more = runner.invoke(app, ["synthesize", "--checkpoint", str(checkpoint), "--out", str(out), "--count", "15",
                                *source])
     assert more.exit_code == 0, more.output
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["counts"]["inputs"] == 30
+    assert manifest["counts"]["inputs"] == 15 and manifest["counts"]["pairs"] > held > 0
     assert sum(s["pairs"] for s in manifest["splits"]["splits"].values()) == manifest["counts"]["pairs"]
     split_ids = sorted(pd.read_parquet(out / "splits")["id"])
     assert split_ids == sorted(pd.read_parquet(out / "pairs")["id"])
