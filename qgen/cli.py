@@ -979,6 +979,12 @@ def serve(
         typer.echo(f"deployment {deployment_id} (qgen-synthesize/{name}, {when}) registered on work pool "
                    f"{work_pool!r}; start a worker: prefect worker start --pool {work_pool}")
         return
+    from prefect.settings import PREFECT_API_URL
+
+    if not once and not PREFECT_API_URL.value():  # the embedded server schedules nothing: serving would idle
+        fail("serving a schedule needs a Prefect server, which the embedded one is not (it runs no scheduler): "
+             "start one (prefect server start) and set PREFECT_API_URL=http://127.0.0.1:4200/api, or give "
+             "--work-pool, or --once to register and exit", 2)
     typer.echo(f"serving qgen-synthesize/{name} on {when} with {json.dumps(params)}")
     deployment_id = serve_synthesis(params, cron=cron, name=name, timezone=timezone, run_once=once)
     typer.echo(f"deployment {deployment_id} registered; its schedule is active" if once else

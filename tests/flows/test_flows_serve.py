@@ -93,6 +93,22 @@ def test_serve_needs_exactly_one_source(tmp_path: Path, tiny_checkpoint: Path) -
         deployment_parameters("m.pt", "out", from_graph="g.ttl", from_file="lfs.jsonl")
 
 
+def test_serving_a_schedule_without_a_prefect_server_is_refused(tmp_path: Path, tiny_checkpoint: Path) -> None:
+    """The embedded server runs no scheduler: serving with it would idle forever, so it is refused before work."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    env.update(PREFECT_HOME=str(tmp_path / "prefect-home"), PYTHONPATH=str(REPO))  # no profile naming a server
+    command = [sys.executable, "-c", "from qgen.cli import run; run()", "serve", "--checkpoint", str(tiny_checkpoint),
+               "--from-graph", str(REPO / "data" / "demo" / "demo_kg.ttl"), "--out", str(tmp_path / "c")]
+    proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("error: serving a schedule needs a Prefect server") and "PREFECT_API_URL" in proc.stderr
+    assert not (tmp_path / "c").exists()
+
+
 def test_sigterm_stops_serving_and_pauses_the_schedule(harness: None, tmp_path: Path, tiny_checkpoint: Path) -> None:
     """systemd and Kubernetes stop a service with SIGTERM: the schedule must not stay active behind it."""
     import os
