@@ -882,6 +882,10 @@ def synthesize(
                                               progress=lambda done: update(done, None))
         except ModelMismatchError as err:  # checked before anything is written
             fail(str(err), 2)
+        except KeyboardInterrupt:
+            typer.echo(f"interrupted: {out} is unfinished (its manifest says running, it has no card yet); the same "
+                       "command resumes it", err=True)
+            raise
         except UnknownJsonError as err:  # a --from-file .json of no format qgen knows, found on reading it
             fail(_file_error(from_file, err, "--from-file"), 1)
     counts = manifest["counts"]
@@ -986,7 +990,11 @@ def serve(
              "start one (prefect server start) and set PREFECT_API_URL=http://127.0.0.1:4200/api, or give "
              "--work-pool, or --once to register and exit", 2)
     typer.echo(f"serving qgen-synthesize/{name} on {when} with {json.dumps(params)}")
-    deployment_id = serve_synthesis(params, cron=cron, name=name, timezone=timezone, run_once=once)
+    try:
+        deployment_id = serve_synthesis(params, cron=cron, name=name, timezone=timezone, run_once=once)
+    except KeyboardInterrupt:  # Ctrl-C: paused on the way out as for SIGTERM, and said alike
+        typer.echo(f"stopped serving qgen-synthesize/{name}; its schedule is paused")
+        raise
     typer.echo(f"deployment {deployment_id} registered; its schedule is active" if once else
                f"stopped serving deployment {deployment_id}; its schedule is paused")
 

@@ -263,3 +263,16 @@ def test_a_file_capped_by_count_says_that_more_records_follow(checkpoint: Path, 
         assert result.exit_code == 0, result.output
         said = f"note: read the first 3 records of {lfs}; more follow (--count 0 reads them all)"
         assert (said in result.stderr) == note, result.stderr
+
+
+def test_an_interrupted_run_says_its_corpus_is_unfinished_and_how_to_resume(checkpoint: Path, tmp_path: Path) -> None:
+    from unittest.mock import patch
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    with patch("qgen.synth.run.synthesize_from_source", interrupted):
+        result = runner.invoke(app, ["synthesize", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "c"),
+                                     "--from-tables", str(FIXTURES / "lighthouses.csv"), "--count", "3", "-q"])
+    assert result.exit_code != 0
+    assert f"interrupted: {tmp_path / 'c'} is unfinished" in result.stderr and "the same command resumes it" in result.stderr
