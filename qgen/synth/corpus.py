@@ -175,6 +175,12 @@ def synthesize(records: Iterable[RawExample], checkpoint: str | Path, out_dir: s
             counted["shards"] += 1
             digest = _input_digest(items)
             entry = done.get(index)
+            if entry is not None and entry["inputs"] < len(items) and entry["input_sha256"] in (
+                    _input_digest(items[:entry["inputs"]]), _input_digest(items[:entry["inputs"]], by_name=True)):
+                # The same input, more of it (a larger --count), where the last shard was not full (30 of 1000)
+                raise CorpusError(f"{out}: shard {index} was written with {entry['inputs']} inputs and would now "
+                                  f"hold {len(items)}: a finished corpus grows by whole shards (--shard-size "
+                                  f"{config.shard_size}) only; write the larger corpus to another folder (--out)")
             if entry is not None and (entry["inputs"] != len(items) or entry["input_sha256"] not in (
                     digest, _input_digest(items, by_name=True))):  # by name: shards of older runs
                 raise CorpusError(f"{out}: the input of shard {index} (positions {items[0][0]}-{items[-1][0]}) "

@@ -265,6 +265,11 @@ def test_a_finished_run_is_a_no_op_and_other_settings_or_input_are_refused(setup
         synthesize(changed, setup["checkpoint"], out, CONFIG, log=lambda _: None)
     with pytest.raises(CorpusError, match="input changed"):
         synthesize(inputs[:100], setup["checkpoint"], out, CONFIG, log=lambda _: None)
+    small = setup["root"] / "small"
+    synthesize(inputs[:10], setup["checkpoint"], small, CONFIG, log=lambda _: None)  # one shard of 10, not full
+    with pytest.raises(CorpusError, match=r"shard 0 was written with 10 inputs and would now hold 15: a finished "
+                                          r"corpus grows by whole shards \(--shard-size 20\) only"):
+        synthesize(inputs[:15], setup["checkpoint"], small, CONFIG, log=lambda _: None)
     stray = setup["root"] / "stray"
     (stray / "pairs").mkdir(parents=True)
     (stray / "pairs" / "part-00000.parquet").write_bytes(b"")
