@@ -30,6 +30,8 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Iterable, Iterator, Sequence
 
+from parsers.errors import LogicalFormError
+from parsers.sparql.escapes import expand_codepoint_escapes
 from parsers.sparql.lexer import Token, code_tokens, lex, string_content
 from parsers.sparql.prefixes import WELL_KNOWN_PREFIXES
 from parsers.tokens import nl_tokens
@@ -271,28 +273,47 @@ _NEAR = 4  # words before a compared value where its direction is looked for ("h
 
 
 def _direction_by_value(words: list[str], value: Sequence[str], direction_at) -> list[str | None]:
-    """At each place the question says ``value``: the nearest direction word within ``_NEAR`` words before it,
-    else one right after it ("6400 or more")."""
+    """At each place the question says ``value``: a direction right after it ("6400 or more", "6400 and
+    above"), else the nearest direction word within ``_NEAR`` words before it that belongs to it ("more than
+    6400", "greater than or equal to 6400"; not the "earlier" of "1977 or earlier has 6400 ...")."""
     n, found = len(value), []
     number = _number(value[0]) if n == 1 else None
     for start in range(len(words) - n + 1):
         here = words[start : start + n]
         if not (here == list(value) or (number is not None and _number(here[0]) == number)):
             continue
-        if words[start + n : start + n + 1] == ["or"] and start + n + 1 < len(words):
-            found.append(direction_at(start + n + 1))  # "6400 or more"
+        if _said_after_a_value(words, start + n):
+            found.append(direction_at(start + n + 1))
             if found[-1]:
                 continue
-        for i in range(start - 1, max(start - 1 - _NEAR, -1), -1):
-            if words[i] in _CLAUSE_ENDS or _number(words[i]) is not None:
-                break  # another condition's words ("before 1977 and had 6400 ...")
+        i, looked = start - 1, 0
+        while i >= 0 and looked < _NEAR:
+            said = next((k for k in (3, 2) if i >= k - 1 and words[i - k + 1 : i + 1] == OR_EQUAL[:k]), 0)
+            if said:
+                i -= said  # "greater than or equal to": the "than" before it is next
+                continue
+            if words[i] in _CLAUSE_ENDS or _number(words[i]) is not None or (
+                    i >= 2 and _number(words[i - 2]) is not None and _said_after_a_value(words, i - 1)):
+                break  # another condition's words ("before 1977 and had 6400", "1977 or earlier has 6400")
             if direction_at(i):
                 found.append(direction_at(i))
                 break
+            i, looked = i - 1, looked + 1
     return found
 
 
 _CLAUSE_ENDS = {"and", ",", "with", "where", "whose", "that", "which", "or"}
+# Words that give a direction after a value and "or" / "and" ("6400 or more", "1977 or earlier", "5 and above")
+AFTER_VALUE_WORDS = {"more", "less", "fewer", "greater", "above", "below", "over", "under", "later", "earlier",
+                     "higher", "lower", "larger", "smaller"}
+
+
+def _said_after_a_value(words: list[str], joint: int) -> bool:
+    """Whether ``words[joint:]`` starts "or more" / "and above" ...: a direction for the value before it, not
+    the start of the next comparison ("5 or fewer than 3", "6 and before october 28")."""
+    return (words[joint : joint + 1] in (["or"], ["and"]) and joint + 1 < len(words)
+            and words[joint + 1] in AFTER_VALUE_WORDS and words[joint + 2 : joint + 3] != ["than"])
+OR_EQUAL = ["or", "equal", "to"]
 
 
 def _states_aggregate(words: list[str], aggregate: str) -> bool:
@@ -344,7 +365,11 @@ def _condition_literals(logical_form: str) -> Iterator[list[str]]:
 
     Read from the query's own lexemes, not the model's tokens: those write every quote kind alike, and an
     entity's name may hold an apostrophe (``ent: shays ' rebellion``) that would read as a quote."""
-    code = code_tokens(lex(logical_form))
+    try:  # as the tokenizer reads it: "D\u00fcsseldorf" is "Düsseldorf"
+        text = expand_codepoint_escapes(logical_form)
+    except LogicalFormError:
+        return
+    code = code_tokens(lex(text))
     texts = [t.text.lower() for t in code]
     alternatives = _alternative_spans(texts)
     for i, token in enumerate(code):

@@ -120,6 +120,8 @@ POPULATION = PREFIX + 'SELECT ?x WHERE { ?x ns:location.population "4327642" }'
      ["value \"o ' brien\" not in the question"]),
     (DBPEDIA + 'SELECT ?x WHERE { ?x dbo:genre "rock \'n\' roll" }', "who plays jazz ?",
      ["value \"rock ' n ' roll\" not in the question"]),
+    # Codepoint escapes are read as the tokenizer reads them.
+    (DBPEDIA + 'SELECT ?x WHERE { ?x dbo:city "D\\u00fcsseldorf" }', "who is in d\u00fcsseldorf ?", []),
     # An apostrophe in an entity's name is no quote: nothing after it reads as a literal.
     (PREFIX + 'SELECT ?x WHERE { ns:m.03 ns:time.event.start_date ?x . FILTER (lang(?x) = "en") }',
      "when did shays' rebellion start ?", []),
@@ -149,6 +151,7 @@ def test_a_comparative_of_a_kind_fits_the_compared_attribute(sql: str, question:
 
 
 TWO_WAYS = 'SELECT festival FROM t WHERE "First held" < 1977 AND Visitors > 6400'
+AT_MOST_AT_LEAST = 'SELECT festival FROM t WHERE "First held" <= 1977 AND Visitors >= 6400'
 
 
 @pytest.mark.parametrize("sql, question, failures", [
@@ -157,6 +160,14 @@ TWO_WAYS = 'SELECT festival FROM t WHERE "First held" < 1977 AND Visitors > 6400
     (TWO_WAYS, "which festival has a first held larger than 1977 , and a visitors smaller than 6400 ?",
      ["comparison < stated in the other direction", "comparison > stated in the other direction"]),
     (TWO_WAYS, "which festival was first held before 1977 and had 6400 or more visitors ?", []),
+    # "or equal to" belongs to the comparison before it; "or earlier" / "and above" to the value before them.
+    (AT_MOST_AT_LEAST, "which festival was first held greater than or equal to 1977 and has visitors less than or "
+                       "equal to 6400 ?", ["comparison < stated in the other direction",
+                                           "comparison > stated in the other direction"]),
+    (AT_MOST_AT_LEAST, "which festival was first held less than or equal to 1977 and has visitors greater than or "
+                       "equal to 6400 ?", []),
+    (AT_MOST_AT_LEAST, "which festival was first held 1977 or earlier and has visitors 6400 and above ?", []),
+    ("SELECT x FROM t WHERE a > 5 OR b < 3", "which x has a more than 5 or b fewer than 3 ?", []),
     # A rank said "below" or "higher" has no numeric direction: either reads as right.
     ("SELECT name FROM t WHERE rank > 8 AND silver < 3", "who ranked below 8 with fewer than 3 silver ?", []),
     ("SELECT name FROM t WHERE position < 15", "who has a position higher than 15 ?", []),
