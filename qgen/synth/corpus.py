@@ -451,12 +451,12 @@ def _finish(out: Path, manifest: dict[str, Any], shards: int, seed: int, sample_
     shutil.rmtree(out / ".tmp", ignore_errors=True)
     splits = manifest.get("splits")
     if splits and sum(s["pairs"] for s in splits["splits"].values()) != counts["pairs"]:
-        # An extended corpus (a larger --count) that was split before: split its pairs again as it was split,
-        # so the card's splits hold every pair.
+        # An extended corpus (a larger --count) that was split before: deal the added pairs' new templates to
+        # the splits, the earlier ones staying where they were, so the card's splits hold every pair.
         from qgen.synth.template_split import write_template_splits
 
-        manifest["splits"] = write_template_splits(out, splits["fractions"], splits["seed"])
-        log(f"{out}: split again by template (seed {splits['seed']}) to hold the added pairs")
+        manifest["splits"] = write_template_splits(out, splits["fractions"], splits["seed"], keep_earlier=True)
+        log(f"{out}: the added pairs dealt to the template splits (earlier templates keep their split)")
     write_card(out, manifest, seed, sample_size)
     _write_json(out / "manifest.json", manifest)
     log(f"{out}: inputs {counts['inputs']} = pairs {counts['pairs']} + rejects {counts['rejects']}")

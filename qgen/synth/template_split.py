@@ -128,17 +128,24 @@ def _node_positions(code: list) -> set[int]:
 
 
 def assign_splits(templates: Sequence[str], fractions: Sequence[float] = DEFAULT_FRACTIONS,
-                  seed: int = 1) -> list[str]:
-    """The split of each pair, given each pair's template: whole templates dealt as the module says."""
+                  seed: int = 1, fixed: dict[str, str] | None = None) -> list[str]:
+    """The split of each pair, given each pair's template: whole templates dealt as the module says.
+    ``fixed``: templates already dealt (an earlier split of a corpus that grew) stay in their split; only the
+    others are dealt, towards the fractions of the whole."""
     if len(fractions) != len(SPLITS) or any(f < 0 for f in fractions) or not abs(sum(fractions) - 1.0) < 1e-6:
         raise ValueError(f"split fractions must be three shares (train, validation, test) summing to 1, got {fractions}")
+    fixed = fixed or {}
     members: dict[str, list[int]] = defaultdict(list)
     for index, template in enumerate(templates):
         members[template].append(index)
-    order = sorted(members)
-    random.Random(seed).shuffle(order)
     sizes = [0] * len(SPLITS)
     out = [""] * len(templates)
+    for template in members.keys() & fixed.keys():
+        sizes[SPLITS.index(fixed[template])] += len(members[template])
+        for index in members[template]:
+            out[index] = fixed[template]
+    order = sorted(members.keys() - fixed.keys())
+    random.Random(seed).shuffle(order)
     for template in order:
         # the split furthest below its share of what has been dealt so far (plus this template)
         dealt = sum(sizes) + len(members[template])
@@ -147,6 +154,19 @@ def assign_splits(templates: Sequence[str], fractions: Sequence[float] = DEFAULT
         for index in members[template]:
             out[index] = SPLITS[pick]
     return out
+
+
+def _earlier_splits(folder: Path, ids: Sequence[str], templates: Sequence[str]) -> dict[str, str]:
+    """Template -> split, for the templates of the pairs that the splits in ``folder`` already hold."""
+    template_of = dict(zip(ids, templates))
+    fixed: dict[str, str] = {}
+    for name in SPLITS:
+        path = folder / f"{name}.parquet"
+        if path.is_file():
+            for pair_id in pq.read_table(path, columns=["id"]).column("id").to_pylist():
+                if pair_id in template_of:
+                    fixed.setdefault(template_of[pair_id], name)
+    return fixed
 
 
 def split_corpus(corpus: str | Path, fractions: Sequence[float] = DEFAULT_FRACTIONS, seed: int = 1) -> dict[str, Any]:
@@ -169,8 +189,10 @@ def split_corpus(corpus: str | Path, fractions: Sequence[float] = DEFAULT_FRACTI
 
 
 def write_template_splits(corpus: str | Path, fractions: Sequence[float] = DEFAULT_FRACTIONS,
-                          seed: int = 1) -> dict[str, Any]:
-    """Split a finished corpus's pairs by template into ``<corpus>/splits/``; returns the summary."""
+                          seed: int = 1, keep_earlier: bool = False) -> dict[str, Any]:
+    """Split a finished corpus's pairs by template into ``<corpus>/splits/``; returns the summary.
+    ``keep_earlier``: the templates of the splits already there keep their split (a corpus that grew: a
+    parser trained on the old train split must not meet its pairs in the new test split)."""
     out = Path(corpus)
     shards = sorted((out / "pairs").glob("part-*.parquet"))
     if not shards:
@@ -178,8 +200,9 @@ def write_template_splits(corpus: str | Path, fractions: Sequence[float] = DEFAU
     table = pa.concat_tables([pq.read_table(p) for p in shards])
     types, forms = table.column("lf_type").to_pylist(), table.column("logical_form").to_pylist()
     templates = [lf_template(t, lf) for t, lf in zip(types, forms)]
-    splits = assign_splits(templates, fractions, seed)
     folder = out / FOLDER
+    fixed = _earlier_splits(folder, table.column("id").to_pylist(), templates) if keep_earlier else {}
+    splits = assign_splits(templates, fractions, seed, fixed)
     folder.mkdir(exist_ok=True)
     summary: dict[str, Any] = {"by": "template", "folder": FOLDER, "fractions": list(fractions), "seed": seed,
                                "splits": {}}

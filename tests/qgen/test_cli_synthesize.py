@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from qgen.cli import app
 from qgen.metrics import immediate_repeat_share
+from qgen.synth.template_split import SPLITS
 
 REPO = Path(__file__).resolve().parent.parent.parent
 FIXTURES = REPO / "tests" / "fixtures" / "samplers"
@@ -96,6 +97,7 @@ def test_an_extended_split_corpus_is_split_again_to_hold_its_new_pairs(checkpoin
                                 "--split-by", "template", *source])
     assert first.exit_code == 0, first.output
     held = json.loads((out / "manifest.json").read_text())["counts"]["pairs"]
+    split_of = {name: set(pd.read_parquet(out / "splits" / f"{name}.parquet")["id"]) for name in SPLITS}
     more = runner.invoke(app, ["synthesize", "--checkpoint", str(checkpoint), "--out", str(out), "--count", "15",
                                *source])
     assert more.exit_code == 0, more.output
@@ -104,6 +106,8 @@ def test_an_extended_split_corpus_is_split_again_to_hold_its_new_pairs(checkpoin
     assert sum(s["pairs"] for s in manifest["splits"]["splits"].values()) == manifest["counts"]["pairs"]
     split_ids = sorted(pd.read_parquet(out / "splits")["id"])
     assert split_ids == sorted(pd.read_parquet(out / "pairs")["id"])
+    for name in SPLITS:  # the earlier pairs stay in their split
+        assert split_of[name] <= set(pd.read_parquet(out / "splits" / f"{name}.parquet")["id"])
 
 
 def test_synthesize_needs_exactly_one_source(checkpoint: Path, tmp_path: Path) -> None:

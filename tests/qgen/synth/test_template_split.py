@@ -57,6 +57,16 @@ def test_whole_templates_go_to_one_split_near_the_fractions() -> None:
         assign_splits(templates, (0.8, 0.1))
 
 
+def test_templates_dealt_before_keep_their_split_when_more_come() -> None:
+    old = [f"t{i}" for i in range(40) for _ in range(3)]
+    grown = old + [f"t{i}" for i in range(40, 48) for _ in range(3)]
+    before = assign_splits(old, seed=1)
+    after = assign_splits(grown, seed=1, fixed=dict(zip(old, before)))
+    assert after[: len(old)] == before
+    assert {after[i] for i in range(len(old), len(grown))} <= set(SPLITS)
+    assert assign_splits(grown, seed=1) != after  # dealt afresh, old templates would have moved
+
+
 def test_a_split_corpus_loads_as_three_splits_that_share_no_template(corpus: Path, tmp_path: Path) -> None:  # noqa: F811
     copy = tmp_path / "corpus"
     shutil.copytree(corpus, copy)
