@@ -74,56 +74,76 @@ def _sparql_template(query: str) -> str:
     return " ".join(out)
 
 
-_PATH_PUNCT = {"/", "|", "^"}  # a property path's joints: the next IRI is a predicate too
+_PATH_PUNCT = {"/", "|", "^", "!"}  # inside a property path: the next IRI is a predicate too
+_TYPE = ("a", "rdf:type", "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>")
+_NAMING_KEYWORDS = {"graph", "service", "from", "named"}  # the IRI after these names a graph or an endpoint
 
 
 def _node_positions(code: list) -> set[int]:
-    """Where an IRI names a node, not a predicate, a class or a function: a triple's subject or object inside
-    the query's braces, an IRI in a FILTER or other bracketed expression, one in a VALUES block. Any
-    knowledge graph's entities, whether or not their namespace is a known one (``<http://example.org/x>``)."""
+    """Where an IRI names a node, not a predicate, a class, a datatype, a graph or a function: a triple's
+    subject or object, an IRI in a FILTER or other bracketed expression, one in a VALUES block. Any
+    knowledge graph's entities, whether or not their namespace is a known one (``<http://example.org/x>``).
+
+    Each ``{ }`` group keeps its own state (a group inside a FILTER's ``EXISTS`` holds triples again);
+    a property path (``s:p/^s:q``, ``(s:a|s:b)``, ``!s:p``) is read as one predicate."""
     found: set[int] = set()
-    role, depth, braces, values_block = "s", 0, 0, False  # role of the next term: s(ubject) / p(redicate) / o(bject)
-    after_type = False
+    # per open group: [role of the next term (s/p/o), bracket depth of an expression, a VALUES block, path depth]
+    stack = [["s", 0, False, 0]]
+    values_next, after_type = False, False
     for i, token in enumerate(code):
         text, kind = token.text, token.kind
+        frame = stack[-1]
+        role, depth, values_block, path = frame
+        previous = code[i - 1].text.lower() if i else ""
+        if text == "{":
+            stack.append(["s", 0, values_next, 0])
+            values_next = False
+            continue
+        if text == "}":
+            if len(stack) > 1:
+                stack.pop()
+            stack[-1][0] = "s"
+            continue
+        if kind == "word" and text.lower() == "values":
+            values_next = True
+            continue
+        if role == "p" and not depth and text in ("(", ")") or path and text in ("(", ")"):
+            frame[3] += 1 if text == "(" else -1  # brackets of a property path
+            if not frame[3]:
+                frame[0], after_type = "o", False  # the path is read: its object comes
+            continue
         if text == "(":
-            depth += 1
-        elif text == ")":
-            depth = max(depth - 1, 0)
-        elif text == "{":
-            braces, role = braces + 1, "s"
-        elif text == "}":
-            braces, role, values_block = max(braces - 1, 0), "s", False
-        elif kind == "word" and text.lower() == "values":
-            values_block = True
-        elif kind == "word" and text != "a":
-            role = "s"  # FILTER, OPTIONAL, UNION, SELECT ...: what follows starts afresh
-        if kind not in ("iri", "pname", "var", "string", "number") and text not in ("a", "[", "]", ";", ",", ".") \
-                and text not in _PATH_PUNCT:
+            frame[1] += 1
             continue
-        nested = depth > 0 or values_block
+        if text == ")":
+            frame[1] = max(depth - 1, 0)
+            continue
+        if kind == "word" and text != "a":
+            frame[0] = "s"  # FILTER, OPTIONAL, UNION, BIND ...: what follows starts afresh
+            continue
         if kind in ("iri", "pname"):
-            function = code[i + 1].text == "(" if i + 1 < len(code) else False
-            if nested and not function:
+            keep = (previous == "^^" or previous in _NAMING_KEYWORDS
+                    or (i + 1 < len(code) and code[i + 1].text == "("))  # a datatype, a graph, a function
+            nested = depth > 0 or values_block
+            if not keep and (nested or (len(stack) > 1 and role in ("s", "o") and not (role == "o" and after_type))):
                 found.add(i)
-            elif braces and not nested and role in ("s", "o") and not (role == "o" and after_type):
-                found.add(i)
-        if not braces or nested:
+        if depth or values_block or len(stack) == 1 or previous == "^^":
             continue
-        if text in (".", "["):
-            role = "s" if text == "." else "p"
-        elif text == ";":
-            role = "p"
+        if text in _PATH_PUNCT and role in ("p", "o"):
+            frame[0] = "p"
+        elif text == ".":
+            frame[0] = "s"
+        elif text in (";", "["):
+            frame[0] = "p"
         elif text == ",":
-            role = "o"
-        elif text in _PATH_PUNCT and role == "o":
-            role = "p"
+            frame[0] = "o"
         elif text == "]":
-            role = "p"
-        elif role == "s":
-            role = "p"
-        elif role == "p":
-            role, after_type = "o", text == "a" or text in ("rdf:type", "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>")
+            frame[0] = "p"
+        elif kind in ("iri", "pname", "var", "string", "number") or text == "a":
+            if role == "s":
+                frame[0] = "p"
+            elif role == "p" and not path:
+                frame[0], after_type = "o", text in _TYPE
     return found
 
 

@@ -43,6 +43,23 @@ def test_any_graphs_nodes_are_entities_its_predicates_and_classes_stay() -> None
     assert values.endswith("select ?x where { values ?y { <e> <e> } ?x s:p ?y }")
 
 
+@pytest.mark.parametrize("query, template", [
+    ("SELECT ?x WHERE { ?x ^s:parent d:Ann }", "{ ?x ^ s:parent <e> }"),
+    ("SELECT ?x WHERE { ?x s:p/^s:q d:A }", "{ ?x s:p / ^ s:q <e> }"),
+    ("SELECT ?x WHERE { ?x (s:parent|s:child) d:Ann ; s:c d:B }", "{ ?x ( s:parent | s:child ) <e> ; s:c <e> }"),
+    ("SELECT ?x WHERE { ?x !s:parent d:Ann }", "{ ?x ! s:parent <e> }"),
+    ("SELECT ?x WHERE { ?x s:p d:A . FILTER(EXISTS { ?y s:q d:B }) }",
+     "{ ?x s:p <e> . filter ( exists { ?y s:q <e> } ) }"),
+    ('SELECT ?x WHERE { ?x s:n "1"^^xsd:integer }', "{ ?x s:n <v> ^^ xsd:integer }"),  # a datatype stays
+    ("SELECT ?x FROM d:g0 WHERE { GRAPH d:g1 { ?x s:p d:A } }", "from d:g0 where { graph d:g1 { ?x s:p <e> } }"),
+    ("SELECT ?x WHERE { { SELECT ?y WHERE { d:A s:p ?y } } ?x s:q [ s:r d:B ] }",
+     "{ { select ?y where { <e> s:p ?y } } ?x s:q [ s:r <e> ] }"),
+])
+def test_paths_groups_datatypes_and_graphs_are_read_as_what_they_are(query: str, template: str) -> None:
+    demo = "PREFIX s: <http://schema.org/> PREFIX d: <http://example.org/demo/> "
+    assert lf_template("sparql", demo + query).endswith(template)
+
+
 def test_whole_templates_go_to_one_split_near_the_fractions() -> None:
     templates = [f"t{i % 50}" for i in range(1000)]  # 50 templates of 20 pairs each
     splits = assign_splits(templates, (0.8, 0.1, 0.1), seed=3)
