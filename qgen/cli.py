@@ -872,6 +872,9 @@ def synthesize(
             source = skip_known(source, [str(p) for p in dedup_against], out)
         except ValueError as err:
             fail(str(err), 2)
+        if not source.options["dedup_against"] and not quiet:
+            typer.echo(f"--dedup-against: no corpus (a folder with pairs/) under {', '.join(map(str, dedup_against))} "
+                       "yet; nothing is left out")
     from qgen.progress import progress_bar
 
     from qgen.model_match import ModelMismatchError
@@ -883,8 +886,9 @@ def synthesize(
         except ModelMismatchError as err:  # checked before anything is written
             fail(str(err), 2)
         except KeyboardInterrupt:
-            typer.echo(f"interrupted: {out} is unfinished (its manifest says running, it has no card yet); the same "
-                       "command resumes it", err=True)
+            if (Path(out) / "manifest.json").is_file():
+                typer.echo(f"interrupted: {out} is unfinished (its manifest says running, it has no card yet); the "
+                           "same command resumes it", err=True)
             raise
         except UnknownJsonError as err:  # a --from-file .json of no format qgen knows, found on reading it
             fail(_file_error(from_file, err, "--from-file"), 1)
@@ -967,9 +971,13 @@ def serve(
             fail(_file_error(from_file, err, "--from-file"), 1)
         _check_generator(checkpoint, file_types, any_fits=True)
 
-    for folder in dedup_against:  # a missing one is the runs' own folder before the first run
+    runs_folder = Path(out.split("{", 1)[0]).resolve()  # where the runs' folders go ({date} and {time} aside)
+    for folder in dedup_against:  # a missing one may only be where the runs go, before the first run
         if folder.exists() and not folder.is_dir():
             fail(f"--dedup-against {folder}: not a folder (give a corpus folder, with pairs/, or a folder of them)", 2)
+        if not folder.exists() and not runs_folder.is_relative_to(folder.resolve()):
+            fail(f"--dedup-against {folder}: no such folder (only the folder the runs write to, {runs_folder}, may "
+                 "not exist yet)", 2)
     params = deployment_parameters(str(checkpoint.resolve()), str(Path(out).resolve()),
                                    str(from_graph.resolve()) if from_graph else None,
                                    [str(p.resolve()) for p in from_tables],
@@ -993,7 +1001,7 @@ def serve(
     try:
         deployment_id = serve_synthesis(params, cron=cron, name=name, timezone=timezone, run_once=once)
     except KeyboardInterrupt:  # Ctrl-C: paused on the way out as for SIGTERM, and said alike
-        typer.echo(f"stopped serving qgen-synthesize/{name}; its schedule is paused")
+        typer.echo(f"stopped serving qgen-synthesize/{name}" + ("" if once else "; its schedule is paused"))
         raise
     typer.echo(f"deployment {deployment_id} registered; its schedule is active" if once else
                f"stopped serving deployment {deployment_id}; its schedule is paused")

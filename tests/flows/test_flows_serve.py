@@ -93,6 +93,18 @@ def test_serve_needs_exactly_one_source(tmp_path: Path, tiny_checkpoint: Path) -
         deployment_parameters("m.pt", "out", from_graph="g.ttl", from_file="lfs.jsonl")
 
 
+def test_serve_takes_a_missing_dedup_folder_only_where_its_runs_go(tmp_path: Path, tiny_checkpoint: Path) -> None:
+    graph = str(REPO / "data" / "demo" / "demo_kg.ttl")
+    serve = ["serve", "--checkpoint", str(tiny_checkpoint), "--from-graph", graph, "--once",
+             "--out", str(tmp_path / "runs" / "{date}-{time}")]
+    result = runner.invoke(app, [*serve, "--dedup-against", str(tmp_path / "typo")])
+    assert result.exit_code == 2 and "typo: no such folder (only the folder the runs write to" in result.output
+    with patch("flows.serve.serve_synthesis", return_value="id") as served:  # the runs' own folder: accepted
+        result = runner.invoke(app, [*serve, "--dedup-against", str(tmp_path / "runs")])
+    assert result.exit_code == 0, result.output
+    assert served.call_args.args[0]["dedup_against"] == [str(tmp_path / "runs")]
+
+
 def test_serving_a_schedule_without_a_prefect_server_is_refused(tmp_path: Path, tiny_checkpoint: Path) -> None:
     """The embedded server runs no scheduler: serving with it would idle forever, so it is refused before work."""
     import os

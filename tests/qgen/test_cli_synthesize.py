@@ -71,6 +71,7 @@ def test_dedup_against_leaves_out_what_earlier_corpora_hold(checkpoint: Path, tm
     first_run = runner.invoke(app, ["synthesize", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "empty" / "1"),
                                     *source, *keep_all, "--dedup-against", str(tmp_path / "empty")])
     assert first_run.exit_code == 0, first_run.output
+    assert f"--dedup-against: no corpus (a folder with pairs/) under {tmp_path / 'empty'} yet" in first_run.stdout
     counts = json.loads((tmp_path / "empty" / "1" / "manifest.json").read_text())["counts"]
     assert counts["inputs"] == held["inputs"]
 
