@@ -273,7 +273,9 @@ def test_a_file_capped_by_count_says_that_more_records_follow(checkpoint: Path, 
 def test_an_interrupted_run_says_its_corpus_is_unfinished_and_how_to_resume(checkpoint: Path, tmp_path: Path) -> None:
     from unittest.mock import patch
 
-    def interrupted(*args, **kwargs):
+    def interrupted(source, checkpoint, out, *args, **kwargs):  # after the run has started writing
+        Path(out).mkdir(parents=True)
+        (Path(out) / "manifest.json").write_text('{"status": "running"}')
         raise KeyboardInterrupt
 
     with patch("qgen.synth.run.synthesize_from_source", interrupted):
