@@ -97,9 +97,9 @@ def front_matter(out: Path, manifest: dict[str, Any]) -> list[str]:
              "tags:", "- kbqa", "- synthetic", "- question-generation", "- qgen",
              "size_categories:", f"- {size_category(counts['pairs'])}", "configs:"]
     splits = manifest.get("splits")  # qgen.synth.template_split: the pairs as train / validation / test
+    filled = [split for split, size in (splits or {}).get("splits", {}).items() if size["pairs"]]
     for name, glob, _ in CONFIGS:
         lines += [f"- config_name: {name}", *(["  default: true"] if name == "pairs" else []), "  data_files:"]
-        filled = [split for split, size in (splits or {}).get("splits", {}).items() if size["pairs"]]
         if name == "pairs" and filled:  # datasets cannot read an empty split's file; no pairs: the glob, valid YAML
             lines += [line for split in filled for line in (f"  - split: {split}",
                                                             f"    path: {splits['folder']}/{split}.parquet")]
