@@ -74,6 +74,9 @@ def synthesize_shards_flow(checkpoint: str, out: str, from_file: Optional[str] =
         from qgen.synth.dedup import skip_known
 
         source = skip_known(source, dedup_against, out, missing_ok=True)  # a schedule's first run makes it
+        if not source.options["dedup_against"]:
+            logger.warning(f"dedup_against {', '.join(map(str, dedup_against))}: no corpus there yet; nothing is "
+                           "left out")
     config = SynthesisConfig.build(max_overcopy, max_repeated_ngrams, min_score, round_trip, beam=beam,
                                    candidates=candidates, shard_size=shard_size, seed=seed, no_repeat=no_repeat,
                                    sampling=sampling)

@@ -108,6 +108,16 @@ def test_a_scheduled_run_over_a_source_that_gives_nothing_fails_and_writes_no_co
     assert not (tmp_path / "corpus").exists()
 
 
+def test_a_scheduled_runs_first_corpus_is_written_though_its_dedup_folder_is_not_there_yet(harness: None,
+                                                                                            tmp_path: Path) -> None:
+    runs = tmp_path / "runs"  # --dedup-against the folder the runs write to: missing before the first run
+    manifest = synthesize_flow(checkpoint="default", out=str(runs / "first"), from_tables=[str(DEMO / "ferries.csv")],
+                               count=3, beam=2, round_trip=False, seed=1, dedup_against=[str(runs)])
+    assert manifest["status"] == "complete" and manifest["counts"]["inputs"] == 3
+    options = json.loads((runs / "first" / "source.json").read_text())["options"]
+    assert options["dedup_against"] == [] and options["left_out_as_known"] == 0
+
+
 def test_benchmark_flow_trains_and_evaluates_each_model_and_publishes_the_metrics(harness: None, tmp_path: Path) -> None:
     metrics = benchmark_flow("webqsp", ["copynet", "scratchpad"], epochs=1, batch_size=8, data_dir=str(FIXTURES),
                              work_dir=str(tmp_path / "work"), results=str(tmp_path / "results"), hidden=16,
