@@ -147,7 +147,7 @@ def _check(facts: _Facts | None, logical_form: str, lf_tokens: Sequence[str], qu
     values, comparisons, aggregates, orderings = facts
     words = nl_tokens(question.lower())
     plain = _plain(words)
-    failures = [f"value {' '.join(w for w in v if w != chr(92))!r} not in the question"
+    failures = [f"value {' '.join(w for w in v if w != BACKSLASH)!r} not in the question"
                 for v in values if v and not _holds(plain, _plain(v))]
     for op, attribute, value in comparisons:
         failures.extend(_comparison_failure(words, op, attribute, value))
@@ -245,8 +245,9 @@ def _comparison_failure(words: list[str], op: str, attribute: frozenset[str] = f
     """What is wrong with how the question states ``op``: the direction said next to the compared value
     decides where one is ("larger than 1977"; a query with two comparisons must not pass with both
     inverted), else any direction word in the question."""
-    lexicon = _comparison_words(_attribute_kind(attribute) if attribute else None)
-    rank_like = bool(attribute) and _attribute_kind(attribute) is None
+    kind = _attribute_kind(attribute) if attribute else None
+    lexicon = _comparison_words(kind)
+    rank_like = bool(attribute) and kind is None
 
     def direction_at(i: int) -> str | None:
         if rank_like and words[i] in RANK_POSITION_WORDS:
@@ -295,14 +296,17 @@ def _direction_by_value(words: list[str], value: Sequence[str], direction_at) ->
             if words[i] in _CLAUSE_ENDS or _number(words[i]) is not None or (
                     i >= 2 and _number(words[i - 2]) is not None and _said_after_a_value(words, i - 1)):
                 break  # another condition's words ("before 1977 and had 6400", "1977 or earlier has 6400")
-            if direction_at(i):
-                found.append(direction_at(i))
+            direction = direction_at(i)
+            if direction:
+                found.append(direction)
                 break
             i, looked = i - 1, looked + 1
     return found
 
 
 _CLAUSE_ENDS = {"and", ",", "with", "where", "whose", "that", "which", "or"}
+OR_EQUAL = ["or", "equal", "to"]  # "greater than or equal to": part of the comparison before it
+BACKSLASH = "\\"  # an escape in a literal's tokens ('O\\'Brien'), left out of a failure's text
 # Words that give a direction after a value and "or" / "and" ("6400 or more", "1977 or earlier", "5 and above")
 AFTER_VALUE_WORDS = {"more", "less", "fewer", "greater", "above", "below", "over", "under", "later", "earlier",
                      "higher", "lower", "larger", "smaller"}
@@ -313,7 +317,6 @@ def _said_after_a_value(words: list[str], joint: int) -> bool:
     the start of the next comparison ("5 or fewer than 3", "6 and before october 28")."""
     return (words[joint : joint + 1] in (["or"], ["and"]) and joint + 1 < len(words)
             and words[joint + 1] in AFTER_VALUE_WORDS and words[joint + 2 : joint + 3] != ["than"])
-OR_EQUAL = ["or", "equal", "to"]
 
 
 def _states_aggregate(words: list[str], aggregate: str) -> bool:

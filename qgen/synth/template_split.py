@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import random
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -79,6 +80,16 @@ _TYPE = ("a", "rdf:type", "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>")
 _NAMING_KEYWORDS = {"graph", "service", "from", "named"}  # the IRI after these names a graph or an endpoint
 
 
+@dataclass
+class _Group:
+    """What the reader knows inside one open ``{ }`` group (the query's top level is one too)."""
+
+    role: str = "s"  # of the next term: s(ubject), p(redicate), o(bject)
+    depth: int = 0  # brackets of an expression (a FILTER's, a function's)
+    values: bool = False  # a VALUES block
+    path: int = 0  # brackets of a property path
+
+
 def _node_positions(code: list) -> set[int]:
     """Where an IRI names a node, not a predicate, a class, a datatype, a graph or a function: a triple's
     subject or object, an IRI in a FILTER or other bracketed expression, one in a VALUES block. Any
@@ -87,63 +98,57 @@ def _node_positions(code: list) -> set[int]:
     Each ``{ }`` group keeps its own state (a group inside a FILTER's ``EXISTS`` holds triples again);
     a property path (``s:p/^s:q``, ``(s:a|s:b)``, ``!s:p``) is read as one predicate."""
     found: set[int] = set()
-    # per open group: [role of the next term (s/p/o), bracket depth of an expression, a VALUES block, path depth]
-    stack = [["s", 0, False, 0]]
+    stack = [_Group()]
     values_next, after_type = False, False
     for i, token in enumerate(code):
         text, kind = token.text, token.kind
-        frame = stack[-1]
-        role, depth, values_block, path = frame
+        group = stack[-1]
         previous = code[i - 1].text.lower() if i else ""
         if text == "{":
-            stack.append(["s", 0, values_next, 0])
+            stack.append(_Group(values=values_next))
             values_next = False
             continue
         if text == "}":
             if len(stack) > 1:
                 stack.pop()
-            stack[-1][0] = "s"
+            stack[-1].role = "s"
             continue
         if kind == "word" and text.lower() == "values":
             values_next = True
             continue
-        if role == "p" and not depth and text in ("(", ")") or path and text in ("(", ")"):
-            frame[3] += 1 if text == "(" else -1  # brackets of a property path
-            if not frame[3]:
-                frame[0], after_type = "o", False  # the path is read: its object comes
+        if text in ("(", ")") and (group.path or (group.role == "p" and not group.depth)):
+            group.path += 1 if text == "(" else -1  # brackets of a property path
+            if not group.path:
+                group.role, after_type = "o", False  # the path is read: its object comes
             continue
-        if text == "(":
-            frame[1] += 1
-            continue
-        if text == ")":
-            frame[1] = max(depth - 1, 0)
+        if text in ("(", ")"):
+            group.depth = group.depth + 1 if text == "(" else max(group.depth - 1, 0)
             continue
         if kind == "word" and text != "a":
-            frame[0] = "s"  # FILTER, OPTIONAL, UNION, BIND ...: what follows starts afresh
+            group.role = "s"  # FILTER, OPTIONAL, UNION, BIND ...: what follows starts afresh
             continue
         if kind in ("iri", "pname"):
             keep = (previous == "^^" or previous in _NAMING_KEYWORDS
                     or (i + 1 < len(code) and code[i + 1].text == "("))  # a datatype, a graph, a function
-            nested = depth > 0 or values_block
-            if not keep and (nested or (len(stack) > 1 and role in ("s", "o") and not (role == "o" and after_type))):
+            nested = group.depth > 0 or group.values
+            in_triple = len(stack) > 1 and group.role in ("s", "o") and not (group.role == "o" and after_type)
+            if not keep and (nested or in_triple):
                 found.add(i)
-        if depth or values_block or len(stack) == 1 or previous == "^^":
+        if group.depth or group.values or len(stack) == 1 or previous == "^^":
             continue
-        if text in _PATH_PUNCT and role in ("p", "o"):
-            frame[0] = "p"
+        if text in _PATH_PUNCT and group.role in ("p", "o"):
+            group.role = "p"
         elif text == ".":
-            frame[0] = "s"
-        elif text in (";", "["):
-            frame[0] = "p"
+            group.role = "s"
+        elif text in (";", "[", "]"):
+            group.role = "p"
         elif text == ",":
-            frame[0] = "o"
-        elif text == "]":
-            frame[0] = "p"
+            group.role = "o"
         elif kind in ("iri", "pname", "var", "string", "number") or text == "a":
-            if role == "s":
-                frame[0] = "p"
-            elif role == "p" and not path:
-                frame[0], after_type = "o", text in _TYPE
+            if group.role == "s":
+                group.role = "p"
+            elif group.role == "p" and not group.path:
+                group.role, after_type = "o", text in _TYPE
     return found
 
 
