@@ -13,7 +13,11 @@ that pass. A pair passes when its question
 - says a superlative that fits what is ordered and which way (``SUPERLATIVES``): the largest birth
   date is the youngest person, not the tallest; where the ordered attribute's words name no kind
   there, only the plain words' direction is checked ("lowest" is not MAX), and rank-like attributes
-  (smaller is better) are not checked.
+  (smaller is better) are not checked;
+- says nothing the query lacks: no direction at a value it tests with ``=`` ("over 142" for ``"Area" =
+  142``), no superlative when it orders nothing (no MAX, MIN or ORDER BY; a column's own word aside: "the
+  most points" for "High points"), no "average" / "sum" without AVG / SUM; and a negation for SQL's ``!=``.
+  An entity whose name is unknown (``<e0>``) is not asked for.
 
 SQL is read with sqlglot (the statement's conditions and aggregate); SPARQL from its tokens: entity
 names follow ``ent:`` up to the next punctuation or prefix token, plain string literals that a triple or
@@ -28,7 +32,7 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
 from parsers.errors import LogicalFormError
 from parsers.sparql.escapes import expand_codepoint_escapes
@@ -88,6 +92,28 @@ KIND_WORDS = {
     "length": {"length", "duration"},
 }
 _COMMON_WORDS = {"first", "last"}  # superlatives of time, but too common to fail a question ("first name")
+# Superlatives that a query without MAX, MIN or ORDER BY does not ask ("the highest score" for a plain SELECT);
+# "first" / "last" are too common, and "recent" is a superlative only after "most", which counts itself.
+UNASKED_SUPERLATIVES = frozenset(w for pair in SUPERLATIVES.values() for side in pair for w in side) - _COMMON_WORDS - {
+    "recent"}
+# A query's word that a superlative may say: a column "High points" is asked "who had the most points", "Max.
+# aperture" "the maximum aperture", "Top-25" "the top 25".
+SUPERLATIVES_OF_QUERY_WORDS = {
+    "high": {"highest", "most", "top", "max", "maximum"}, "low": {"lowest", "least", "fewest", "min", "minimum"},
+    "max": {"maximum", "most", "highest", "largest", "biggest", "greatest"},
+    "min": {"minimum", "least", "lowest", "smallest", "fewest"},
+    "top": {"top", "highest", "best"}, "long": {"longest"}, "big": {"biggest"}, "large": {"largest"},
+    "small": {"smallest"}, "tall": {"tallest"}, "old": {"oldest"}, "young": {"youngest"}, "short": {"shortest"},
+}
+# Words that state an aggregate the query may lack: aggregate -> (its words, the query's words that let them be
+# said otherwise: a column "Avg. finish" is asked "the average finish"). Not "how many" or "number": they ask a
+# numeric column as well ("how many points did ... score" is ``SELECT "Points"``); nor "total": WikiSQL's people
+# say "a total of 53.74" or "21 total laps" of one row's value.
+UNASKED_AGGREGATES = {"avg": ({"average"}, {"avg", "average", "averages", "mean"}), "sum": ({"sum"}, {"sum"})}
+# Words that say a negation ("other than", "not", "except"): a query's "!=" needs one.
+NEGATION_WORDS = {"not", "no", "other", "except", "excluding", "besides", "apart", "aside", "without", "never",
+                  "non", "different", "neither", "nor", "isnt", "wasnt", "doesnt", "didnt", "arent", "werent"}
+_PLACEHOLDER = re.compile(r"<e\d+>")  # an entity whose name is unknown: nothing a question could say
 # Attributes where the smallest value is the best or the first ("rank 1"): "top", "best", "highest
 # ranked" may state MIN, so their superlatives are not checked (unless a kind's word names them too:
 # Freebase's "government_position_held ... from" is a date).
@@ -128,8 +154,19 @@ _Ordering = tuple[frozenset[str], bool]
 # A comparison: its operator (">" or "<"), the compared attribute's words (empty where unknown) and the value
 # it is compared with (its words; empty where the query gives none that a question would repeat).
 _Comparison = tuple[str, frozenset[str], tuple[str, ...]]
-# condition values / entity names, comparisons, aggregates, orderings (MAX / MIN / ORDER BY ... LIMIT 1)
-_Facts = tuple[list[list[str]], list[_Comparison], list[str], list[_Ordering]]
+# An equality with a value: the attribute's words and the value's (``"Year" = 2011``).
+_Equality = tuple[frozenset[str], tuple[str, ...]]
+
+
+class _Facts(NamedTuple):
+    """What the audit checks of a logical form."""
+    values: list[list[str]]  # condition values and entity names, each to be said
+    comparisons: list[_Comparison]
+    aggregates: list[str]  # "count", "sum", "avg", "max", "min", "superlative" (ORDER BY ... LIMIT 1)
+    orderings: list[_Ordering]  # MAX / MIN / ORDER BY ... LIMIT 1
+    equalities: Sequence[_Equality] = ()  # a direction said at one of their values states a comparison the query lacks
+    negations: int = 0  # conditions the query negates (SQL "!="): the question must say a negation
+    ordered: bool = False  # whether the query asks a largest or smallest value (MAX, MIN, ORDER BY)
 
 
 def _facts(lf_type: str, logical_form: str, lf_tokens: Sequence[str]) -> _Facts | None:
@@ -144,26 +181,63 @@ def _facts(lf_type: str, logical_form: str, lf_tokens: Sequence[str]) -> _Facts 
 def _check(facts: _Facts | None, logical_form: str, lf_tokens: Sequence[str], question: str) -> AuditResult:
     if facts is None:
         return AuditResult(())
-    values, comparisons, aggregates, orderings = facts
     words = nl_tokens(question.lower())
     plain = _plain(words)
     failures = [f"value {' '.join(w for w in v if w != BACKSLASH)!r} not in the question"
-                for v in values if v and not _holds(plain, _plain(v))]
-    for op, attribute, value in comparisons:
+                for v in facts.values if v and not _PLACEHOLDER.fullmatch(" ".join(v)) and not _holds(plain, _plain(v))]
+    for op, attribute, value in facts.comparisons:
         failures.extend(_comparison_failure(words, op, attribute, value))
-    if not comparisons:
-        lf_words = set(lf_tokens) | {w for v in values for w in v} | set(nl_tokens(logical_form.lower()))
+    lf_words = set(lf_tokens) | {w for v in facts.values for w in v} | set(nl_tokens(logical_form.lower()))
+    if not facts.comparisons:
         stated = sorted({w for w in words if w in SPURIOUS_COMPARISON_WORDS and w not in lf_words})
         if stated:
             failures.append(f"comparison stated ({', '.join(stated)}) but the query has none")
+    if not (failures and failures[-1].startswith("comparison stated")):  # said once
+        failures.extend(_equality_failures(words, facts.equalities, lf_words))
+    if facts.negations and not any(w in NEGATION_WORDS or w.endswith("n't") for w in words):
+        failures.append("negation not stated (the query has !=)")
     stated_all = True
-    for aggregate in aggregates:
+    for aggregate in facts.aggregates:
         if not _states_aggregate(words, aggregate):
             failures.append(f"aggregate {aggregate.upper()} not stated")
             stated_all = False
     if stated_all:  # a superlative left unsaid fails above, once
-        failures.extend(f for ordering in orderings for f in _superlative_failure(words, *ordering))
+        failures.extend(f for ordering in facts.orderings for f in _superlative_failure(words, *ordering))
+    if not facts.ordered:
+        failures.extend(_unasked_superlative(words, lf_words))
+    for aggregate, (said, query_words) in UNASKED_AGGREGATES.items():
+        stated = sorted({w for w in words if w in said})
+        if stated and aggregate not in facts.aggregates and not query_words & lf_words:
+            failures.append(f"aggregate stated ({', '.join(stated)}) but the query has no {aggregate.upper()}")
     return AuditResult(tuple(failures))
+
+
+def _equality_failures(words: list[str], equalities: Sequence[_Equality], lf_words: set[str]) -> list[str]:
+    """A direction said at a value the query tests for equality ("over 142" for ``"Area" = 142``, "since 1990"
+    for ``Year = 1990``) states a comparison the query does not make; words of the query itself do not count
+    (a column named "Higher")."""
+    failures = []
+    for attribute, value in equalities:
+        if len(value) != 1 or _number(value[0]) is None:
+            continue  # a name is not compared ("won under Gary Simms")
+        reader = _direction_reader(words, attribute)
+        directions = _direction_by_value(words, value, lambda i: None if words[i] in lf_words else reader(i))
+        said = sorted(set(filter(None, directions)))
+        if said and all(directions):  # every place says a direction: none says the value plainly
+            # (a value said twice, "more than 1 gold and 1 silver", is the comparison's once and the equality's once)
+            failures.append(f"comparison {', '.join(said)} stated for {' '.join(value)!r}, which the query tests with =")
+    return failures
+
+
+def _unasked_superlative(words: list[str], lf_words: set[str]) -> list[str]:
+    """A superlative ("the highest", "the earliest") for a query that asks no largest or smallest value (no MAX,
+    MIN or ORDER BY) states a condition the query lacks; words of the query itself ("Highest point") do not
+    count, nor "at least" / "at most" (comparisons), nor "first" / "last" (too common: "first name")."""
+    licensed = {w for word in lf_words for part in word.split("-")
+                for w in SUPERLATIVES_OF_QUERY_WORDS.get(part, ())} | lf_words
+    stated = sorted({w for i, w in enumerate(words) if w in UNASKED_SUPERLATIVES and w not in licensed
+                     and not (i and words[i - 1] in ("at", "more", "less"))})
+    return [f"superlative stated ({', '.join(stated)}) but the query orders nothing"] if stated else []
 
 
 def _attribute_kind(attribute: frozenset[str]) -> str | None:
@@ -245,21 +319,7 @@ def _comparison_failure(words: list[str], op: str, attribute: frozenset[str] = f
     """What is wrong with how the question states ``op``: the direction said next to the compared value
     decides where one is ("larger than 1977"; a query with two comparisons must not pass with both
     inverted), else any direction word in the question."""
-    kind = _attribute_kind(attribute) if attribute else None
-    lexicon = _comparison_words(kind)
-    rank_like = bool(attribute) and kind is None
-
-    def direction_at(i: int) -> str | None:
-        if rank_like and words[i] in RANK_POSITION_WORDS:
-            return op  # "ranked below 2" is rank > 2 to some, rank < 2 to others: either reads as right
-        for direction in (">", "<"):
-            if words[i] == _AT_WORDS[direction]:
-                if i and words[i - 1] == "at":
-                    return direction
-            elif words[i] in lexicon[direction]:
-                return direction
-        return None
-
+    direction_at = _direction_reader(words, attribute, op)
     said = set(filter(None, (_direction_by_value(words, value, direction_at) if value else [])))
     if not said:
         said = set(filter(None, map(direction_at, range(len(words)))))
@@ -270,11 +330,33 @@ def _comparison_failure(words: list[str], op: str, attribute: frozenset[str] = f
     return [f"comparison {op} not stated"]
 
 
+def _direction_reader(words: list[str], attribute: frozenset[str], op: str | None = None):
+    """``direction_at(i)``: the direction (">" or "<") that ``words[i]`` states of ``attribute``, or None. Said
+    of a rank-like attribute, a position word reads as ``op`` ("ranked below 2" is rank > 2 to some, rank < 2 to
+    others: either is right); without ``op`` (an equality) it reads as a direction all the same."""
+    kind = _attribute_kind(attribute) if attribute else None
+    lexicon = _comparison_words(kind)
+    rank_like = bool(attribute) and kind is None
+
+    def direction_at(i: int) -> str | None:
+        if rank_like and op is not None and words[i] in RANK_POSITION_WORDS:
+            return op
+        for direction in (">", "<"):
+            if words[i] == _AT_WORDS[direction]:
+                if i and words[i - 1] == "at":
+                    return direction
+            elif words[i] in lexicon[direction]:
+                return direction
+        return None
+
+    return direction_at
+
+
 _NEAR = 4  # words before a compared value where its direction is looked for ("has at least 3", "larger than 1977")
 
 
 def _direction_by_value(words: list[str], value: Sequence[str], direction_at) -> list[str | None]:
-    """At each place the question says ``value``: a direction right after it ("6400 or more", "6400 and
+    """At each place the question says ``value`` (None where it says none): a direction right after it ("6400 or more", "6400 and
     above"), else the nearest direction word within ``_NEAR`` words before it that belongs to it ("more than
     6400", "greater than or equal to 6400"; not the "earlier" of "1977 or earlier has 6400 ...")."""
     n, found = len(value), []
@@ -283,12 +365,9 @@ def _direction_by_value(words: list[str], value: Sequence[str], direction_at) ->
         here = words[start : start + n]
         if not (here == list(value) or (number is not None and _number(here[0]) == number)):
             continue
-        if _said_after_a_value(words, start + n):
-            found.append(direction_at(start + n + 1))
-            if found[-1]:
-                continue
+        direction = direction_at(start + n + 1) if _said_after_a_value(words, start + n) else None
         i, looked = start - 1, 0
-        while i >= 0 and looked < _NEAR:
+        while not direction and i >= 0 and looked < _NEAR:
             said = next((k for k in (3, 2) if i >= k - 1 and words[i - k + 1 : i + 1] == OR_EQUAL[:k]), 0)
             if said:
                 i -= said  # "greater than or equal to": the "than" before it is next
@@ -297,10 +376,8 @@ def _direction_by_value(words: list[str], value: Sequence[str], direction_at) ->
                     i >= 2 and _number(words[i - 2]) is not None and _said_after_a_value(words, i - 1)):
                 break  # another condition's words ("before 1977 and had 6400", "1977 or earlier has 6400")
             direction = direction_at(i)
-            if direction:
-                found.append(direction)
-                break
             i, looked = i - 1, looked + 1
+        found.append(direction)
     return found
 
 
@@ -315,8 +392,9 @@ AFTER_VALUE_WORDS = {"more", "less", "fewer", "greater", "above", "below", "over
 def _said_after_a_value(words: list[str], joint: int) -> bool:
     """Whether ``words[joint:]`` starts "or more" / "and above" ...: a direction for the value before it, not
     the start of the next comparison ("5 or fewer than 3", "6 and before october 28")."""
+    after = words[joint + 2 : joint + 3]  # not "than", nor the next value ("1976 and over 67 assists")
     return (words[joint : joint + 1] in (["or"], ["and"]) and joint + 1 < len(words)
-            and words[joint + 1] in AFTER_VALUE_WORDS and words[joint + 2 : joint + 3] != ["than"])
+            and words[joint + 1] in AFTER_VALUE_WORDS and after != ["than"] and not (after and _number(after[0]) is not None))
 
 
 def _states_aggregate(words: list[str], aggregate: str) -> bool:
@@ -335,28 +413,39 @@ def _sql_facts(sql: str) -> _Facts:
     try:
         tree = sqlglot.parse_one(sql, read="sqlite")
     except Exception:  # noqa: BLE001 - an unreadable statement has no facts to audit
-        return [], [], [], []
+        return _Facts([], [], [], [])
     values: list[list[str]] = []
     comparisons: list[_Comparison] = []
+    equalities: list[_Equality] = []
+    negations = 0
     where = tree.args.get("where")
     if where is not None:
-        for node in where.find_all(exp.EQ, exp.GT, exp.LT, exp.GTE, exp.LTE):
+        for node in where.find_all(exp.EQ, exp.NEQ, exp.GT, exp.LT, exp.GTE, exp.LTE):
             literal = node.expression if isinstance(node.expression, exp.Literal) else None
             value = nl_tokens(str(literal.this).lower()) if literal is not None else []
             if literal is not None:
                 values.append(value)
+            attribute = _column_words(node.this)
             if isinstance(node, (exp.GT, exp.GTE, exp.LT, exp.LTE)):
-                attribute = frozenset(w for c in node.this.find_all(exp.Column) for w in nl_tokens(c.name.lower())
-                                      if w.isalnum())
                 comparisons.append((">" if isinstance(node, (exp.GT, exp.GTE)) else "<", attribute, tuple(value)))
+            elif isinstance(node, exp.EQ) and value:
+                equalities.append((attribute, tuple(value)))
+            elif isinstance(node, exp.NEQ):
+                negations += 1
     aggregates, orderings = [], []
     for node in tree.find_all(exp.Count, exp.Sum, exp.Avg, exp.Max, exp.Min):
         aggregates.append(_SQL_AGGREGATES[type(node).__name__])
         if isinstance(node, (exp.Max, exp.Min)):
-            attribute = frozenset(w for c in node.find_all(exp.Column) for w in nl_tokens(c.name.lower())
-                                  if w.isalnum())
-            orderings.append((attribute, isinstance(node, exp.Max)))
-    return values, comparisons, aggregates, orderings
+            orderings.append((_column_words(node), isinstance(node, exp.Max)))
+    ordered = bool(orderings) or tree.args.get("order") is not None
+    return _Facts(values, comparisons, aggregates, orderings, equalities, negations, ordered)
+
+
+def _column_words(node: Any) -> frozenset[str]:
+    """The words of the columns in a SQL expression ("Year built" -> year, built)."""
+    from sqlglot import exp
+
+    return frozenset(w for c in node.find_all(exp.Column) for w in nl_tokens(c.name.lower()) if w.isalnum())
 
 
 def _condition_literals(logical_form: str) -> Iterator[list[str]]:
@@ -465,7 +554,9 @@ def _sparql_facts(tokens: list[str], logical_form: str) -> _Facts:
         aggregates.append("superlative")
         if any(tokens[i : i + 2] == ["order", "by"] for i in range(len(tokens) - 1)):
             orderings.append(_sparql_ordering(tokens, prefixes))
-    return values, comparisons, aggregates, orderings
+    ordered = any(tokens[i : i + 2] == ["order", "by"] for i in range(len(tokens) - 1)) or any(
+        tokens[i : i + 2] in (["max", "("], ["min", "("]) for i in range(len(tokens) - 1))
+    return _Facts(values, comparisons, aggregates, orderings, ordered=ordered)
 
 
 def _inside_exists(tokens: list[str]) -> list[bool]:

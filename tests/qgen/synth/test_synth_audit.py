@@ -24,7 +24,8 @@ HEIGHT = "SELECT name FROM lighthouses WHERE region = 'North Shore' AND \"Year l
     ("SELECT name FROM t WHERE keepers >= 3", "which lighthouse has at most 3 keepers ?",
      ["comparison > stated in the other direction"]),
     # "most" / "least" without "at" are superlatives, not comparisons
-    ("SELECT name FROM t WHERE keepers <= 3", "which lighthouse has the most 3 keepers ?", ["comparison < not stated"]),
+    ("SELECT name FROM t WHERE keepers <= 3", "which lighthouse has the most 3 keepers ?",
+     ["comparison < not stated", "superlative stated (most) but the query orders nothing"]),
     ("SELECT name FROM t WHERE keepers > 3", "which lighthouse has more than 3 keepers ?", []),
     ("SELECT COUNT(name) FROM t WHERE region = 'x'", "how many lighthouses are in x ?", []),
     ("SELECT COUNT(name) FROM t WHERE region = 'x'", "what is the number of lighthouses in x ?", []),
@@ -34,7 +35,7 @@ HEIGHT = "SELECT name FROM lighthouses WHERE region = 'North Shore' AND \"Year l
     ("SELECT MAX(height) FROM t WHERE region = 'x'", "what is the height in x ?", ["aggregate MAX not stated"]),
     # "at least" / "at most" compare; they state no MIN or MAX
     ("SELECT MIN(height) FROM t WHERE keepers = 3", "what is the height with at least 3 keepers ?",
-     ["aggregate MIN not stated"]),
+     ["comparison > stated for '3', which the query tests with =", "aggregate MIN not stated"]),
     ("SELECT MIN(height) FROM t WHERE keepers = 3", "what is the least height with 3 keepers ?", []),
     ("SELECT SUM(keepers) FROM t", "how many keepers in total ?", []),
     ("SELECT AVG(keepers) FROM t", "how many keepers ?", ["aggregate AVG not stated"]),
@@ -312,3 +313,57 @@ def test_an_entity_named_order_is_not_the_order_by() -> None:
 ])
 def test_a_number_matches_however_it_is_written_and_only_as_a_number(sql: str, question: str, passes: bool) -> None:
     assert audit_pair("sql", sql, [], question).passed == passes
+
+
+@pytest.mark.parametrize("sql, question, failures", [
+    # a direction said at a value the query tests with "=" states a comparison the query does not make
+    ('SELECT "Lake" FROM t WHERE "Area" = 142 AND "Depth" < 10', "which lake is over 142 acres and less than 10 deep ?",
+     ["comparison > stated for '142', which the query tests with ="]),
+    ('SELECT "Coach" FROM t WHERE "Year" = 1990', "who has coached since 1990 ?",
+     ["comparison > stated for '1990', which the query tests with ="]),
+    ('SELECT "Name" FROM t WHERE "Goals" = 5', "who scored at most 5 goals ?",
+     ["comparison < stated for '5', which the query tests with ="]),
+    # the value said twice: once for the comparison, once plainly for the equality
+    ('SELECT "Nation" FROM t WHERE "Gold" > 1 AND "Silver" = 1', "which nation has more than 1 gold and 1 silver ?", []),
+    # "1976 and over 67": "over" belongs to 67, not to 1976
+    ('SELECT AVG("Rebs") FROM t WHERE "From" = 1976 AND "Asts" > 67',
+     "what is the average rebounds for players from 1976 and over 67 assists ?", []),
+    ('SELECT "Winner" FROM t WHERE "Trainer" = \'gary simms\'', "who won under gary simms ?", []),  # names only
+])
+def test_a_direction_said_at_an_equality_value_fails(sql: str, question: str, failures: list[str]) -> None:
+    assert list(audit_pair("sql", sql, [], question).failures) == failures
+
+
+def test_a_negated_condition_must_be_said() -> None:
+    sql = """SELECT "Date" FROM t WHERE "Opponent" != 'richard krajicek'"""
+    assert audit_pair("sql", sql, [], "when did he play an opponent other than richard krajicek ?").passed
+    assert audit_pair("sql", sql, [], "when was the opponent not richard krajicek ?").passed
+    assert audit_pair("sql", sql, [], "when was the opponent richard krajicek ?").failures == (
+        "negation not stated (the query has !=)",)
+
+
+@pytest.mark.parametrize("sql, question, failures", [
+    ('SELECT "Score" FROM t WHERE "Game" = 3', "what was the highest score in game 3 ?",
+     ["superlative stated (highest) but the query orders nothing"]),
+    # a column's own word may be said as a superlative: "High points", "Max. aperture"
+    ('SELECT "High points" FROM t WHERE "Game" = 3', "who had the most points in game 3 ?", []),
+    ('SELECT "Brand" FROM t WHERE "Max. aperture" = \'f2\'', "which brand has a maximum aperture of f2 ?", []),
+    ('SELECT "Year" FROM t WHERE "Chassis" = \'x\' AND "Year" > 1972', "which year more recent than 1972 had chassis x ?", []),
+    ('SELECT "Team" FROM t WHERE "Points" = 5', "which team has the average points of 5 ?",
+     ["aggregate stated (average) but the query has no AVG"]),
+    ('SELECT "Team" FROM t WHERE "Avg. points" = 5', "which team has average points of 5 ?", []),
+    ('SELECT COUNT("Week") FROM t WHERE "Attendance" = 5', "what is the sum of weeks with attendance 5 ?",
+     ["aggregate COUNT not stated", "aggregate stated (sum) but the query has no SUM"]),
+])
+def test_a_superlative_or_aggregate_the_query_lacks_fails(sql: str, question: str, failures: list[str]) -> None:
+    assert list(audit_pair("sql", sql, [], question).failures) == failures
+
+
+def test_a_sparql_superlative_needs_an_ordering_and_unnamed_entities_are_not_asked_for() -> None:
+    lf = "SELECT DISTINCT ?x WHERE { ?c schema:mascot <http://example.org/qgen-demo/Lou_Seal> . ?c schema:won ?x . }"
+    tokens = sparql_tokens(lf)
+    assert audit_pair("sparql", lf, tokens, "what did the team of lou seal win ?").passed
+    assert audit_pair("sparql", lf, tokens, "what did the team of lou seal win most ?").failures == (
+        "superlative stated (most) but the query orders nothing",)
+    unnamed = ["select", "?", "x", "where", "{", "?", "c", "ns", "team", "ent:", "<e0>", ".", "}"]
+    assert audit_pair("sparql", "SELECT ?x WHERE { ?c ns:team ns:m.0x . }", unnamed, "who is lou seal 's team ?").passed
