@@ -16,7 +16,8 @@ that pass. A pair passes when its question
   (smaller is better) are not checked;
 - says nothing the query lacks: no direction at a value it tests with ``=`` ("over 142" for ``"Area" =
   142``), no superlative when it orders nothing (no MAX, MIN or ORDER BY; a column's own word aside: "the
-  most points" for "High points"), no "average" / "sum" without AVG / SUM; and a negation for SQL's ``!=``.
+  most points" for "High points"), no "average" / "sum" without AVG / SUM, no sibling of an attribute the
+  query names instead of it ("home" for "Away team"); and a negation for SQL's ``!=``.
   An entity whose name is unknown (``<e0>``) is not asked for.
 
 SQL is read with sqlglot (the statement's conditions and aggregate); SPARQL from its tokens: entity
@@ -110,6 +111,12 @@ SUPERLATIVES_OF_QUERY_WORDS = {
 # numeric column as well ("how many points did ... score" is ``SELECT "Points"``); nor "total": WikiSQL's people
 # say "a total of 53.74" or "21 total laps" of one row's value.
 UNASKED_AGGREGATES = {"avg": ({"average"}, {"avg", "average", "averages", "mean"}), "sum": ({"sum"}, {"sum"})}
+# Attributes that come in sets of siblings (a table's "Home team" and "Away team"): a question that says one of a
+# set where the query names another, and not it, asks about the other attribute ("home" for "Away team").
+SIBLING_WORDS = [{"home", "away"}, {"gold", "silver", "bronze"}, {"wins", "losses"}, {"win", "loss"},
+                 {"winner", "loser"}, {"won", "lost"}, {"men", "women"}, {"mens", "womens"}, {"male", "female"},
+                 {"minimum", "maximum"}, {"min", "max"}, {"first", "second", "third"}]
+_SIBLING_SPELLINGS = {"loses": "losses", "woman": "women", "man": "men"}  # one attribute, spelt either way
 # Words that say a negation ("other than", "not", "except"): a query's "!=" needs one.
 NEGATION_WORDS = {"not", "no", "other", "except", "excluding", "besides", "apart", "aside", "without", "never",
                   "non", "different", "neither", "nor", "isnt", "wasnt", "doesnt", "didnt", "arent", "werent"}
@@ -203,6 +210,7 @@ def _check(facts: _Facts | None, logical_form: str, lf_tokens: Sequence[str], qu
             stated_all = False
     if stated_all:  # a superlative left unsaid fails above, once
         failures.extend(f for ordering in facts.orderings for f in _superlative_failure(words, *ordering))
+    failures.extend(_sibling_failures(words, lf_words))
     if not facts.ordered:
         failures.extend(_unasked_superlative(words, lf_words))
     for aggregate, (said, query_words) in UNASKED_AGGREGATES.items():
@@ -227,6 +235,13 @@ def _equality_failures(words: list[str], equalities: Sequence[_Equality], lf_wor
             # (a value said twice, "more than 1 gold and 1 silver", is the comparison's once and the equality's once)
             failures.append(f"comparison {', '.join(said)} stated for {' '.join(value)!r}, which the query tests with =")
     return failures
+
+
+def _sibling_failures(words: list[str], lf_words: set[str]) -> list[str]:
+    """The question says an attribute's sibling instead of it (``SIBLING_WORDS``: "home" for "Away team")."""
+    said, lf_words = {_SIBLING_SPELLINGS.get(w, w) for w in words}, {_SIBLING_SPELLINGS.get(w, w) for w in lf_words}
+    return [f"attribute {word} said but the query names {', '.join(sorted(siblings & lf_words))}"
+            for siblings in SIBLING_WORDS for word in sorted(siblings & said - lf_words) if siblings & lf_words]
 
 
 def _unasked_superlative(words: list[str], lf_words: set[str]) -> list[str]:

@@ -367,3 +367,17 @@ def test_a_sparql_superlative_needs_an_ordering_and_unnamed_entities_are_not_ask
         "superlative stated (most) but the query orders nothing",)
     unnamed = ["select", "?", "x", "where", "{", "?", "c", "ns", "team", "ent:", "<e0>", ".", "}"]
     assert audit_pair("sparql", "SELECT ?x WHERE { ?c ns:team ns:m.0x . }", unnamed, "who is lou seal 's team ?").passed
+
+
+@pytest.mark.parametrize("sql, question, failures", [
+    ('SELECT "Score" FROM t WHERE "Away team" = \'hawthorn\'', "what was the score of home team hawthorn ?",
+     ["attribute home said but the query names away"]),
+    ('SELECT "Score" FROM t WHERE "Away team" = \'hawthorn\'', "what was the score of away team hawthorn ?", []),
+    ('SELECT "Score" FROM t WHERE "Away team" = \'hawthorn\' AND "Home team" = \'geelong\'',
+     "what was the score when hawthorn played away at home team geelong ?", []),
+    ('SELECT AVG("Wins") FROM t WHERE "Loses" = 2', "what average wins has losses 2 ?", []),  # a table's spelling
+    ('SELECT "Nation" FROM t WHERE "Gold" = 2', "which nation won 2 silver medals ?",
+     ["attribute silver said but the query names gold"]),
+])
+def test_a_sibling_attribute_said_instead_of_the_querys_fails(sql: str, question: str, failures: list[str]) -> None:
+    assert list(audit_pair("sql", sql, [], question).failures) == failures
