@@ -18,7 +18,7 @@ that pass. A pair passes when its question
   142``), no superlative when it orders nothing (no MAX, MIN or ORDER BY; a column's own word aside: "the
   most points" for "High points"), no "average" / "sum" without AVG / SUM, no sibling of an attribute the
   query names instead of it ("home" for "Away team"); and a negation for SQL's ``!=``.
-  An entity whose name is unknown (``<e0>``) is not asked for.
+  An entity whose name is unknown (``<e0>``) is not asked for; a SPARQL date's year is (``_dated_years``).
 
 SQL is read with sqlglot (the statement's conditions and aggregate); SPARQL from its tokens: entity
 names follow ``ent:`` up to the next punctuation or prefix token, plain string literals that a triple or
@@ -174,6 +174,7 @@ class _Facts(NamedTuple):
     equalities: Sequence[_Equality] = ()  # a direction said at one of their values states a comparison the query lacks
     negations: int = 0  # conditions the query negates (SQL "!="): the question must say a negation
     ordered: bool = False  # whether the query asks a largest or smallest value (MAX, MIN, ORDER BY)
+    years: Sequence[str] = ()  # years of the query's dates that the question must say (``_dated_years``)
 
 
 def _facts(lf_type: str, logical_form: str, lf_tokens: Sequence[str]) -> _Facts | None:
@@ -192,6 +193,7 @@ def _check(facts: _Facts | None, logical_form: str, lf_tokens: Sequence[str], qu
     plain = _plain(words)
     failures = [f"value {' '.join(w for w in v if w != BACKSLASH)!r} not in the question"
                 for v in facts.values if v and not _PLACEHOLDER.fullmatch(" ".join(v)) and not _holds(plain, _plain(v))]
+    failures.extend(f"year {year} not in the question" for year in facts.years if not _says_year(words, year))
     for op, attribute, value in facts.comparisons:
         failures.extend(_comparison_failure(words, op, attribute, value))
     lf_words = set(lf_tokens) | {w for v in facts.values for w in v} | set(nl_tokens(logical_form.lower()))
@@ -494,6 +496,40 @@ def _condition_literals(logical_form: str) -> Iterator[list[str]]:
             yield words
 
 
+_DATE_TYPES = ("date", "datetime", "gyear", "gyearmonth")
+_YEAR = re.compile(r"(\d{4})(?:-\d\d)*(?:T[\d:.Z+-]*)?")
+
+
+def _says_year(words: list[str], year: str) -> bool:
+    """Whether the question says ``year``: alone or in a date ("2009", "2004-03-17", "11-17-2008"), or its decade
+    for a period in it ("the 1990s", "the 90s")."""
+    alone = re.compile(rf"(?<!\d){year}(?!\d)")
+    return any(alone.search(w) for w in words) or bool({year[:3] + "0s", year[2] + "0s"} & set(words))
+
+
+def _dated_years(logical_form: str) -> list[str]:
+    """The years of the query's typed dates (``"2009-12-31"^^xsd:dateTime``) that a question says ("after
+    2004-03-17", "in 2009"): each year of a date outside ``EXISTS { ... }``, and of a period within one year
+    inside it ("2009-01-01" .. "2009-12-31": "in 2009"). Not a lone date inside (a validity test at a point in
+    time: WebQSP's "now", ``2015-08-10``, which "who is the governor" says by its tense)."""
+    try:
+        code = code_tokens(lex(expand_codepoint_escapes(logical_form)))
+    except LogicalFormError:
+        return []
+    inside = _inside_exists([t.text.lower() for t in code])
+    outside: set[str] = set()
+    within: dict[str, set[str]] = {}
+    for i, token in enumerate(code[:-2]):
+        datatype = code[i + 2].text.lower().rstrip(">").rsplit("#", 1)[-1].rsplit(":", 1)[-1]
+        if token.kind == "string" and code[i + 1].text == "^^" and datatype in _DATE_TYPES:
+            match = _YEAR.fullmatch(string_content(token.text)[1])
+            if match and inside[i]:
+                within.setdefault(match.group(1), set()).add(match.group(0))
+            elif match:
+                outside.add(match.group(1))
+    return sorted(outside | {year for year, dates in within.items() if len(dates) > 1})
+
+
 def _alternative_spans(tokens: list[str]) -> list[tuple[int, int]]:
     """The token spans whose literals are alternatives: ``VALUES ... { ... }`` and a ``FILTER (...)`` holding ``||``."""
     spans = []
@@ -571,7 +607,7 @@ def _sparql_facts(tokens: list[str], logical_form: str) -> _Facts:
             orderings.append(_sparql_ordering(tokens, prefixes))
     ordered = any(tokens[i : i + 2] == ["order", "by"] for i in range(len(tokens) - 1)) or any(
         tokens[i : i + 2] in (["max", "("], ["min", "("]) for i in range(len(tokens) - 1))
-    return _Facts(values, comparisons, aggregates, orderings, ordered=ordered)
+    return _Facts(values, comparisons, aggregates, orderings, ordered=ordered, years=_dated_years(logical_form))
 
 
 def _inside_exists(tokens: list[str]) -> list[bool]:

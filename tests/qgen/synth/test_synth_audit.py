@@ -381,3 +381,20 @@ def test_a_sparql_superlative_needs_an_ordering_and_unnamed_entities_are_not_ask
 ])
 def test_a_sibling_attribute_said_instead_of_the_querys_fails(sql: str, question: str, failures: list[str]) -> None:
     assert list(audit_pair("sql", sql, [], question).failures) == failures
+
+
+def test_a_dates_year_must_be_said_unless_it_is_a_point_in_time_of_a_validity_test() -> None:
+    period = ('SELECT ?x WHERE { ?y ns:governor ?x . FILTER(NOT EXISTS {?y ns:from ?a} || EXISTS {?y ns:from ?a . '
+              'FILTER(?a <= "2009-12-31"^^xsd:dateTime) }) FILTER(NOT EXISTS {?y ns:to ?b} || EXISTS {?y ns:to ?b . '
+              'FILTER(?b >= "2009-01-01"^^xsd:dateTime) }) }')
+    tokens = sparql_tokens(PREFIX + period)
+    assert audit_pair("sparql", PREFIX + period, tokens, "who was the governor in 2009 ?").passed
+    assert audit_pair("sparql", PREFIX + period, tokens, "who was the governor in 2002 ?").failures == (
+        "year 2009 not in the question",)
+    released = 'SELECT ?x WHERE { ?x ns:released ?d . FILTER(?d < "2004-03-17"^^xsd:date) }'
+    assert audit_pair("sparql", PREFIX + released, sparql_tokens(PREFIX + released),
+                      "what film was released before 2004-03-17 ?").passed
+    assert audit_pair("sparql", PREFIX + released, sparql_tokens(PREFIX + released),
+                      "what film was released before 2014 ?").failures == ("year 2004 not in the question",)
+    now = period.replace("2009-12-31", "2015-08-10").replace("2009-01-01", "2015-08-10")
+    assert audit_pair("sparql", PREFIX + now, sparql_tokens(PREFIX + now), "who is the governor ?").passed
