@@ -76,8 +76,7 @@ _SQL_AGGREGATES = {"Count": "count", "Sum": "sum", "Avg": "avg", "Max": "max", "
 # Superlatives by the kind of attribute they order: kind -> (words for its largest value, for its
 # smallest). "plain" words fit any attribute; a kind's own words fit only it (a question saying
 # "tallest" for the latest birth date states another attribute). A kind is recognised by the
-# attribute's words (``KIND_WORDS``); "first" and "last" count for time only, and only as right words
-# (they are too common to fail a question: "first name").
+# attribute's words (``KIND_WORDS``); "first" and "last" count for time only ("first name" not at all).
 SUPERLATIVES = {
     "plain": ({"highest", "largest", "biggest", "greatest", "most", "maximum", "max", "maximal", "top"},
               {"lowest", "smallest", "fewest", "least", "minimum", "min", "minimal"}),
@@ -271,10 +270,11 @@ def _superlative_words(kind: str, largest: bool) -> tuple[frozenset[str], frozen
     side = 0 if largest else 1
     right = SUPERLATIVES["plain"][side] | SUPERLATIVES[kind][side]
     wrong = SUPERLATIVES["plain"][1 - side] | SUPERLATIVES[kind][1 - side]
-    if kind != "plain":  # another kind's own superlatives ("tallest" for a date); "first" / "last" never fail
+    if kind != "plain":  # another kind's own superlatives ("tallest" for a date)
         wrong |= {w for other, pair in SUPERLATIVES.items() if other not in ("plain", kind)
                   for w in pair[0] | pair[1] if w.endswith("est")}
-    return frozenset(right), frozenset(wrong - right - _COMMON_WORDS)
+    common = set() if kind == "time" else _COMMON_WORDS  # of a date, "first" is the earliest and "last" the latest
+    return frozenset(right), frozenset(wrong - right - common)
 
 
 def _superlative_failure(words: list[str], attribute: frozenset[str], largest: bool) -> list[str]:
@@ -282,7 +282,8 @@ def _superlative_failure(words: list[str], attribute: frozenset[str], largest: b
     if kind is None:
         return []
     right, wrong = _superlative_words(kind, largest)
-    said = {w for i, w in enumerate(words) if not (i and words[i - 1] == "at")}  # "at least" compares
+    said = {w for i, w in enumerate(words) if not (i and words[i - 1] == "at")  # "at least" compares
+            and not (w in _COMMON_WORDS and words[i + 1 : i + 2] == ["name"])}  # "first name"
     if said & right:
         return []
     stated = sorted(said & wrong)
