@@ -7,7 +7,8 @@ that pass. A pair passes when its question
 - states each comparison with a word of the right direction (``COMPARISON_WORDS``: "more", "over",
   "after", ... for ``>``; "less", "under", "before", ... for ``<``; ``KIND_COMPARATIVES`` through the
   compared attribute's kind: "older" is ``>`` for an age, ``<`` for a date), and none of the other
-  direction only; "at least" / "at most" compare and state no superlative;
+  direction only; "at least" / "at most" compare and state no superlative; at the compared value, strict or
+  inclusive as the query is ("more than 5" is not ``>= 5``, "5 or more" not ``> 5``, "no more than 5" is ``<= 5``);
 - states each aggregate (``AGGREGATE_WORDS``: "how many" / "number of" for COUNT, "total" for SUM,
   "average" for AVG, a superlative for MAX / MIN and for SPARQL's ``ORDER BY ... LIMIT 1``);
 - says a superlative that fits what is ordered and which way (``SUPERLATIVES``): the largest birth
@@ -157,7 +158,7 @@ def passing(lf_type: str, logical_form: str, lf_tokens: Sequence[str], questions
 
 # An ordering: the ordered attribute's words and whether its largest value is asked (MAX, DESC).
 _Ordering = tuple[frozenset[str], bool]
-# A comparison: its operator (">" or "<"), the compared attribute's words (empty where unknown) and the value
+# A comparison: its operator (">", "<", ">=", "<="; SPARQL's read ">" or "<"), the compared attribute's words (empty where unknown) and the value
 # it is compared with (its words; empty where the query gives none that a question would repeat).
 _Comparison = tuple[str, frozenset[str], tuple[str, ...]]
 # An equality with a value: the attribute's words and the value's (``"Year" = 2011``).
@@ -230,7 +231,7 @@ def _equality_failures(words: list[str], equalities: Sequence[_Equality], lf_wor
         if len(value) != 1 or _number(value[0]) is None:
             continue  # a name is not compared ("won under Gary Simms")
         reader = _direction_reader(words, attribute)
-        directions = _direction_by_value(words, value, lambda i: None if words[i] in lf_words else reader(i))
+        directions = [d for d, _ in _direction_by_value(words, value, lambda i: None if words[i] in lf_words else reader(i))]
         said = sorted(set(filter(None, directions)))
         if said and all(directions):  # every place says a direction: none says the value plainly
             # (a value said twice, "more than 1 gold and 1 silver", is the comparison's once and the equality's once)
@@ -334,18 +335,24 @@ def _comparison_words(kind: str | None) -> dict[str, frozenset[str]]:
 
 def _comparison_failure(words: list[str], op: str, attribute: frozenset[str] = frozenset(),
                         value: Sequence[str] = ()) -> list[str]:
-    """What is wrong with how the question states ``op``: the direction said next to the compared value
-    decides where one is ("larger than 1977"; a query with two comparisons must not pass with both
-    inverted), else any direction word in the question."""
-    direction_at = _direction_reader(words, attribute, op)
-    said = set(filter(None, (_direction_by_value(words, value, direction_at) if value else [])))
+    """What is wrong with how the question states ``op`` (">", "<", ">=" or "<="): the direction said next to the
+    compared value decides where one is ("larger than 1977"; a query with two comparisons must not pass with both
+    inverted), else any direction word in the question. Where the value's direction is right, so must be whether
+    the value itself counts: "more than 5" is not ``>= 5``, nor "at least 5" / "5 or more" ``> 5``."""
+    direction = op[0]
+    direction_at = _direction_reader(words, attribute, direction)
+    found = _direction_by_value(words, value, direction_at) if value else []
+    said = {d for d, _ in found if d}
     if not said:
         said = set(filter(None, map(direction_at, range(len(words)))))
-    if op in said:
+    if direction in said:
+        inclusive = [inc for d, inc in found if d == direction]
+        if inclusive and all(inc != op.endswith("=") for inc in inclusive):
+            return [f"comparison {op} stated as {'inclusive' if inclusive[0] else 'strict'}"]
         return []
     if said:
-        return [f"comparison {op} stated in the other direction"]
-    return [f"comparison {op} not stated"]
+        return [f"comparison {direction} stated in the other direction"]
+    return [f"comparison {direction} not stated"]
 
 
 def _direction_reader(words: list[str], attribute: frozenset[str], op: str | None = None):
@@ -364,19 +371,32 @@ def _direction_reader(words: list[str], attribute: frozenset[str], op: str | Non
                 if i and words[i - 1] == "at":
                     return direction
             elif words[i] in lexicon[direction]:
+                if _negated_comparative(words, i):  # "no more than 5" is <= 5
+                    return "<" if direction == ">" else ">"
                 return direction
         return None
 
     return direction_at
 
 
+def _negated_comparative(words: list[str], i: int) -> bool:
+    """Whether ``words[i]`` is the comparative of "no more than" / "not less than": the other direction, inclusive."""
+    return i >= 1 and words[i - 1] in ("no", "not") and words[i + 1 : i + 2] == ["than"]
+
+
+# Direction words that count the compared value in ("since 1990" is ``>= 1990``, "within 5" ``<= 5``)
+INCLUSIVE_WORDS = {"since", "within", "least"}  # "least" after "at": "at least" ("at most" is "most")
+
+
 _NEAR = 4  # words before a compared value where its direction is looked for ("has at least 3", "larger than 1977")
 
 
-def _direction_by_value(words: list[str], value: Sequence[str], direction_at) -> list[str | None]:
-    """At each place the question says ``value`` (None where it says none): a direction right after it ("6400 or more", "6400 and
-    above"), else the nearest direction word within ``_NEAR`` words before it that belongs to it ("more than
-    6400", "greater than or equal to 6400"; not the "earlier" of "1977 or earlier has 6400 ...")."""
+def _direction_by_value(words: list[str], value: Sequence[str], direction_at) -> list[tuple[str | None, bool]]:
+    """At each place the question says ``value``, the direction it says of it (None where none) and whether that
+    counts the value in: a direction right after it ("6400 or more", "6400 and above": inclusive), else the
+    nearest direction word within ``_NEAR`` words before it that belongs to it ("more than 6400"; "greater than
+    or equal to 6400", "at least 3", "no more than 5": inclusive; not the "earlier" of "1977 or earlier has
+    6400 ...")."""
     n, found = len(value), []
     number = _number(value[0]) if n == 1 else None
     for start in range(len(words) - n + 1):
@@ -384,18 +404,23 @@ def _direction_by_value(words: list[str], value: Sequence[str], direction_at) ->
         if not (here == list(value) or (number is not None and _number(here[0]) == number)):
             continue
         direction = direction_at(start + n + 1) if _said_after_a_value(words, start + n) else None
+        inclusive = direction is not None
         i, looked = start - 1, 0
         while not direction and i >= 0 and looked < _NEAR:
             said = next((k for k in (3, 2) if i >= k - 1 and words[i - k + 1 : i + 1] == OR_EQUAL[:k]), 0)
             if said:
                 i -= said  # "greater than or equal to": the "than" before it is next
+                inclusive = True
                 continue
             if words[i] in _CLAUSE_ENDS or _number(words[i]) is not None or (
                     i >= 2 and _number(words[i - 2]) is not None and _said_after_a_value(words, i - 1)):
                 break  # another condition's words ("before 1977 and had 6400", "1977 or earlier has 6400")
             direction = direction_at(i)
+            if direction:
+                inclusive = inclusive or words[i] in INCLUSIVE_WORDS or words[i] == _AT_WORDS["<"] or \
+                    _negated_comparative(words, i)
             i, looked = i - 1, looked + 1
-        found.append(direction)
+        found.append((direction, inclusive))
     return found
 
 
@@ -445,7 +470,8 @@ def _sql_facts(sql: str) -> _Facts:
                 values.append(value)
             attribute = _column_words(node.this)
             if isinstance(node, (exp.GT, exp.GTE, exp.LT, exp.LTE)):
-                comparisons.append((">" if isinstance(node, (exp.GT, exp.GTE)) else "<", attribute, tuple(value)))
+                op = {exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}[type(node)]
+                comparisons.append((op, attribute, tuple(value)))
             elif isinstance(node, exp.EQ) and value:
                 equalities.append((attribute, tuple(value)))
             elif isinstance(node, exp.NEQ):

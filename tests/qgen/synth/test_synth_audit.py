@@ -160,7 +160,11 @@ AT_MOST_AT_LEAST = 'SELECT festival FROM t WHERE "First held" <= 1977 AND Visito
     (TWO_WAYS, "which festival was first held earlier than 1977 and has more than 6400 visitors ?", []),
     (TWO_WAYS, "which festival has a first held larger than 1977 , and a visitors smaller than 6400 ?",
      ["comparison < stated in the other direction", "comparison > stated in the other direction"]),
-    (TWO_WAYS, "which festival was first held before 1977 and had 6400 or more visitors ?", []),
+    (TWO_WAYS.replace("> 6400", ">= 6400"), "which festival was first held before 1977 and had 6400 or more visitors ?",
+     []),
+    # "6400 or more" counts 6400 in: it is not "> 6400"
+    (TWO_WAYS, "which festival was first held before 1977 and had 6400 or more visitors ?",
+     ["comparison > stated as inclusive"]),
     # "or equal to" belongs to the comparison before it; "or earlier" / "and above" to the value before them.
     (AT_MOST_AT_LEAST, "which festival was first held greater than or equal to 1977 and has visitors less than or "
                        "equal to 6400 ?", ["comparison < stated in the other direction",
@@ -172,6 +176,16 @@ AT_MOST_AT_LEAST = 'SELECT festival FROM t WHERE "First held" <= 1977 AND Visito
     # A rank said "below" or "higher" has no numeric direction: either reads as right.
     ("SELECT name FROM t WHERE rank > 8 AND silver < 3", "who ranked below 8 with fewer than 3 silver ?", []),
     ("SELECT name FROM t WHERE position < 15", "who has a position higher than 15 ?", []),
+    # strict or inclusive, as the query says
+    (AT_MOST_AT_LEAST, "which festival was first held before 1977 and has more than 6400 visitors ?",
+     ["comparison <= stated as strict", "comparison >= stated as strict"]),
+    (AT_MOST_AT_LEAST, "which festival was first held no later than 1977 and has at least 6400 visitors ?", []),
+    ("SELECT name FROM t WHERE keepers > 5", "which lighthouse has no more than 5 keepers ?",
+     ["comparison > stated in the other direction"]),  # "no more than 5" is <= 5
+    ("SELECT name FROM t WHERE keepers < 5", "which lighthouse has no more than 5 keepers ?",
+     ["comparison < stated as inclusive"]),
+    ("SELECT name FROM t WHERE keepers <= 5", "which lighthouse has no more than 5 keepers ?", []),
+    ("SELECT name FROM t WHERE year >= 1990", "which lighthouse was built since 1990 ?", []),
 ])
 def test_each_comparison_is_read_next_to_its_value(sql: str, question: str, failures: list[str]) -> None:
     assert list(audit_pair("sql", sql, [], question).failures) == failures
