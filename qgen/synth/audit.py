@@ -18,7 +18,8 @@ that pass. A pair passes when its question
 - says nothing the query lacks: no direction at a value it tests with ``=`` ("over 142" for ``"Area" =
   142``), no superlative when it orders nothing (no MAX, MIN or ORDER BY; a column's own word aside: "the
   most points" for "High points"), no "average" / "sum" without AVG / SUM, no sibling of an attribute the
-  query names instead of it ("home" for "Away team"); and a negation for SQL's ``!=``.
+  query names instead of it ("home" for "Away team"); and a negation for SQL's ``!=`` and SPARQL's ``NOT
+  EXISTS`` / ``MINUS`` (not a validity test's: "NOT EXISTS {?y ns:marriage.to []}" is said by tense).
   An entity whose name is unknown (``<e0>``) is not asked for; a SPARQL date's year is (``_dated_years``).
 
 SQL is read with sqlglot (the statement's conditions and aggregate); SPARQL from its tokens: entity
@@ -172,7 +173,7 @@ class _Facts(NamedTuple):
     aggregates: list[str]  # "count", "sum", "avg", "max", "min", "superlative" (ORDER BY ... LIMIT 1)
     orderings: list[_Ordering]  # MAX / MIN / ORDER BY ... LIMIT 1
     equalities: Sequence[_Equality] = ()  # a direction said at one of their values states a comparison the query lacks
-    negations: int = 0  # conditions the query negates (SQL "!="): the question must say a negation
+    negations: int = 0  # conditions the query negates (SQL "!=", SPARQL "NOT EXISTS", "MINUS"): said by a negation
     ordered: bool = False  # whether the query asks a largest or smallest value (MAX, MIN, ORDER BY)
     years: Sequence[str] = ()  # years of the query's dates that the question must say (``_dated_years``)
 
@@ -204,7 +205,7 @@ def _check(facts: _Facts | None, logical_form: str, lf_tokens: Sequence[str], qu
     if not (failures and failures[-1].startswith("comparison stated")):  # said once
         failures.extend(_equality_failures(words, facts.equalities, lf_words))
     if facts.negations and not any(w in NEGATION_WORDS or w.endswith("n't") for w in words):
-        failures.append("negation not stated (the query has !=)")
+        failures.append("negation not stated (the query has != or NOT EXISTS)")
     stated_all = True
     for aggregate in facts.aggregates:
         if not _states_aggregate(words, aggregate):
@@ -634,7 +635,37 @@ def _sparql_facts(tokens: list[str], logical_form: str) -> _Facts:
             orderings.append(_sparql_ordering(tokens, prefixes))
     ordered = any(tokens[i : i + 2] == ["order", "by"] for i in range(len(tokens) - 1)) or any(
         tokens[i : i + 2] in (["max", "("], ["min", "("]) for i in range(len(tokens) - 1))
-    return _Facts(values, comparisons, aggregates, orderings, ordered=ordered, years=_dated_years(logical_form))
+    return _Facts(values, comparisons, aggregates, orderings, negations=_sparql_negations(logical_form),
+                  ordered=ordered, years=_dated_years(logical_form))
+
+
+def _sparql_negations(logical_form: str) -> int:
+    """The query's ``NOT EXISTS`` and ``MINUS`` groups, less those in a FILTER with ``||``: WebQSP's validity test
+    ``FILTER(NOT EXISTS {?y ns:from ?a} || EXISTS {...})`` negates nothing that a question says."""
+    try:
+        texts = [t.text.lower() for t in code_tokens(lex(expand_codepoint_escapes(logical_form)))]
+    except LogicalFormError:
+        return 0
+    alternatives = _alternative_spans(texts)
+    negations = 0
+    for i in range(len(texts) - 1):
+        if texts[i : i + 2] not in (["not", "exists"], ["minus", "{"]) or any(a <= i < b for a, b in alternatives):
+            continue
+        opened = texts.index("{", i) if "{" in texts[i:] else len(texts)
+        depth, end = 0, len(texts)
+        for j in range(opened, len(texts)):
+            depth += {"{": 1, "}": -1}.get(texts[j], 0)
+            if depth == 0:
+                end = j
+                break
+        relations = {w for t in texts[opened:end] for w in re.split(r"[^a-z]+", t.rsplit(":", 1)[-1]) if w}
+        negations += not relations & _VALIDITY_WORDS
+    return negations
+
+
+# A negated group about these ("NOT EXISTS {?y ns:people.marriage.to []}": a marriage that has not ended) tests that
+# something still holds, which a question says by its tense ("who is his wife"), not by a negation.
+_VALIDITY_WORDS = {"to", "from", "end", "start", "until", "since", "ended", "date"}
 
 
 def _inside_exists(tokens: list[str]) -> list[bool]:
