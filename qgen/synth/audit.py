@@ -116,8 +116,13 @@ UNASKED_AGGREGATES = {"avg": ({"average"}, {"avg", "average", "averages", "mean"
 # set where the query names another, and not it, asks about the other attribute ("home" for "Away team").
 SIBLING_WORDS = [{"home", "away"}, {"gold", "silver", "bronze"}, {"wins", "losses"}, {"win", "loss"},
                  {"winner", "loser"}, {"won", "lost"}, {"men", "women"}, {"mens", "womens"}, {"male", "female"},
-                 {"minimum", "maximum"}, {"min", "max"}, {"first", "second", "third"}]
-_SIBLING_SPELLINGS = {"loses": "losses", "woman": "women", "man": "men"}  # one attribute, spelt either way
+                 {"minimum", "maximum"}, {"min", "max"}, {"first", "second", "third"},
+                 {"actor", "director", "writer", "producer", "composer"}, {"father", "mother"}, {"son", "daughter"},
+                 {"husband", "wife"}, {"brother", "sister"}, {"birth", "death"}, {"born", "died"}]
+# One attribute, spelt either way (a plural, a table's own spelling)
+_SIBLING_SPELLINGS = {"loses": "losses", "woman": "women", "man": "men", "actors": "actor", "directors": "director",
+                      "writers": "writer", "producers": "producer", "composers": "composer", "sons": "son",
+                      "daughters": "daughter", "brothers": "brother", "sisters": "sister"}
 # Words that say a negation ("other than", "not", "except"): a query's "!=" needs one.
 NEGATION_WORDS = {"not", "no", "other", "except", "excluding", "besides", "apart", "aside", "without", "never",
                   "non", "different", "neither", "nor", "isnt", "wasnt", "doesnt", "didnt", "arent", "werent"}

@@ -438,3 +438,13 @@ def test_a_sparql_negation_must_be_said_unless_it_tests_that_something_still_hol
                         "FILTER (NOT EXISTS {?y ns:people.marriage.to []}) }")
     assert audit_pair("sparql", current, sparql_tokens(current), "who is gull point 's wife ?").passed
     assert audit_pair("sparql", CURRENT, sparql_tokens(CURRENT), "who is the governor of gull point ?").passed
+
+
+def test_a_role_said_for_another_role_fails() -> None:
+    """Seen in the demo's corpus: "how many actors in night ferry are from varby ?" for the film's directors."""
+    lf = ("SELECT (COUNT(DISTINCT ?x) AS ?count) WHERE { <http://example.org/qgen-demo/Night_Ferry> schema:director ?x . "
+          "?x schema:birthPlace <http://example.org/qgen-demo/Varby> . }")
+    tokens = sparql_tokens(lf)
+    assert audit_pair("sparql", lf, tokens, "how many directors of night ferry were born in varby ?").passed
+    assert audit_pair("sparql", lf, tokens, "how many actors in night ferry are from varby ?").failures == (
+        "attribute actor said but the query names director",)
