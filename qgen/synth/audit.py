@@ -89,7 +89,8 @@ SUPERLATIVES = {
 }
 KIND_WORDS = {
     "height": {"height", "elevation", "tall"},
-    "time": {"date", "datetime", "year", "born", "birth", "birthdate", "founded", "released", "published"},
+    "time": {"date", "datetime", "year", "born", "birth", "birthdate", "founded", "released", "published", "from", "to",
+             "start", "end", "opened", "established", "died", "death"},
     "age": {"age"},
     "length": {"length", "duration"},
 }
@@ -167,6 +168,7 @@ _Ordering = tuple[frozenset[str], bool]
 # A comparison: its operator (">", "<", ">=", "<="; SPARQL's read ">" or "<"), the compared attribute's words (empty where unknown) and the value
 # it is compared with (its words; empty where the query gives none that a question would repeat).
 _Comparison = tuple[str, frozenset[str], tuple[str, ...]]
+EITHER = "<>"  # a comparison whose direction a question may say either way (two of the query's values compared)
 # An equality with a value: the attribute's words and the value's (``"Year" = 2011``).
 _Equality = tuple[frozenset[str], tuple[str, ...]]
 
@@ -346,11 +348,13 @@ def _comparison_failure(words: list[str], op: str, attribute: frozenset[str] = f
     inverted), else any direction word in the question. Where the value's direction is right, so must be whether
     the value itself counts: "more than 5" is not ``>= 5``, nor "at least 5" / "5 or more" ``> 5``."""
     direction = op[0]
-    direction_at = _direction_reader(words, attribute, direction)
+    direction_at = _direction_reader(words, attribute, None if op == EITHER else direction)
     found = _direction_by_value(words, value, direction_at) if value else []
     said = {d for d, _ in found if d}
     if not said:
         said = set(filter(None, map(direction_at, range(len(words)))))
+    if op == EITHER:
+        return [] if said else ["comparison not stated"]
     if direction in said:
         inclusive = [inc for d, inc in found if d == direction]
         if inclusive and all(inc != op.endswith("=") for inc in inclusive):
@@ -628,10 +632,14 @@ def _sparql_facts(tokens: list[str], logical_form: str) -> _Facts:
         elif token == ")" and depth > 0:
             depth -= 1
         elif depth > 0 and token in (">", "<") and tokens[i - 1] not in ("!", "<", ">"):
+            compared = next((t for t in tokens[i + 1 :] if t in ("?", '"', "'", ")") or _number(t) is not None), None)
             # the compared variable: the last one before the operator (``? a >``, ``xsd : integer ( ? a ) >``)
             variable = next((tokens[j + 1] for j in range(i - 2, opened, -1) if tokens[j] == "?"), None)
             bound = _binding_relation(tokens, variable, opened, prefixes) if variable else []
-            comparisons.append((token, frozenset(w for w in bound if w.isalnum() and w not in prefixes), ()))
+            # Two of the query's values compared ("?from < ?presidency", "?pFrom - ?from > 0") are said "before he was
+            # president" or "after ...", whichever side the question starts from: a direction either way (EITHER).
+            op = EITHER if compared == "?" or tokens[opened:i].count("?") > 1 else token
+            comparisons.append((op, frozenset(w for w in bound if w.isalnum() and w not in prefixes), ()))
     aggregates = ["count"] if "count" in tokens else []
     orderings: list[_Ordering] = []
     if "order" in tokens and "limit" in tokens and tokens[tokens.index("limit") + 1: tokens.index("limit") + 2] == ["1"]:

@@ -448,3 +448,22 @@ def test_a_role_said_for_another_role_fails() -> None:
     assert audit_pair("sparql", lf, tokens, "how many directors of night ferry were born in varby ?").passed
     assert audit_pair("sparql", lf, tokens, "how many actors in night ferry are from varby ?").failures == (
         "attribute actor said but the query names director",)
+
+
+def test_a_position_held_from_a_date_is_a_time_and_two_variables_compare_either_way() -> None:
+    held = PREFIX + ("SELECT ?x WHERE { ns:m.01 ns:government.politician.government_positions_held ?y . "
+                     "?y ns:government.government_position_held.office_holder ?x . "
+                     "?y ns:government.government_position_held.from ?num . FILTER (?num > \"1795-03-04\"^^xsd:dateTime) }")
+    tokens = sparql_tokens(held)
+    assert audit_pair("sparql", held, tokens, "who held office at gull point from after 1795-03-04 ?").passed
+    assert audit_pair("sparql", held, tokens, "who held office at gull point from before 1795-03-04 ?").failures == (
+        "comparison > stated in the other direction",)
+    before = PREFIX + ("SELECT ?x WHERE { ns:m.01 ns:government.politician.government_positions_held ?y . "
+                       "?y ns:government.government_position_held.from ?from . ?y ns:government.x ?x . "
+                       "ns:m.01 ns:government.president ?p . ?p ns:government.from ?pFrom . "
+                       "FILTER(xsd:dateTime(?pFrom) - xsd:dateTime(?from) > 0) }")
+    tokens = sparql_tokens(before)
+    assert audit_pair("sparql", before, tokens, "what did gull point do before he was president ?").passed
+    assert audit_pair("sparql", before, tokens, "what did gull point do after he was president ?").passed
+    assert audit_pair("sparql", before, tokens, "what did gull point do as president ?").failures == (
+        "comparison not stated",)
