@@ -115,15 +115,27 @@ SUPERLATIVES_OF_QUERY_WORDS = {
 UNASKED_AGGREGATES = {"avg": ({"average"}, {"avg", "average", "averages", "mean"}), "sum": ({"sum"}, {"sum"})}
 # Attributes that come in sets of siblings (a table's "Home team" and "Away team"): a question that says one of a
 # set where the query names another, and not it, asks about the other attribute ("home" for "Away team").
-SIBLING_WORDS = [{"home", "away"}, {"gold", "silver", "bronze"}, {"wins", "losses"}, {"win", "loss"},
-                 {"winner", "loser"}, {"won", "lost"}, {"men", "women"}, {"mens", "womens"}, {"male", "female"},
-                 {"minimum", "maximum"}, {"min", "max"}, {"first", "second", "third"},
-                 {"actor", "director", "writer", "producer", "composer"}, {"father", "mother"}, {"son", "daughter"},
-                 {"husband", "wife"}, {"brother", "sister"}, {"birth", "death"}, {"born", "died"}]
-# One attribute, spelt either way (a plural, a table's own spelling)
-_SIBLING_SPELLINGS = {"loses": "losses", "woman": "women", "man": "men", "actors": "actor", "directors": "director",
-                      "writers": "writer", "producers": "producer", "composers": "composer", "sons": "son",
-                      "daughters": "daughter", "brothers": "brother", "sisters": "sister"}
+SIBLING_WORDS = [{"home", "away"}, {"gold", "silver", "bronze"}, {"win", "loss"}, {"winner", "loser"},
+                 {"men", "women"}, {"mens", "womens"}, {"male", "female"}, {"minimum", "maximum"}, {"min", "max"},
+                 {"first", "second", "third"}, {"actor", "director", "writer", "producer"},
+                 {"actor", "director", "producer", "composer"},  # a composer "wrote" the song: no writer's sibling
+                 {"father", "mother"}, {"son", "daughter"}, {"husband", "wife"}, {"brother", "sister"},
+                 {"birth", "death"}]
+# One attribute, said in other forms (plurals, verbs: "directed by" is the director, "died" the death)
+_SIBLING_SPELLINGS = {
+    "golds": "gold", "silvers": "silver", "bronzes": "bronze", "wins": "win", "won": "win", "winning": "win",
+    "losses": "loss", "loses": "loss", "lost": "loss", "lose": "loss", "losing": "loss", "winners": "winner",
+    "losers": "loser", "woman": "women", "man": "men", "actors": "actor", "acted": "actor", "starred": "actor",
+    "directors": "director", "directed": "director", "writers": "writer", "written": "writer", "wrote": "writer",
+    "producers": "producer", "produced": "producer", "composers": "composer", "composed": "composer",
+    "fathers": "father", "mothers": "mother", "sons": "son", "daughters": "daughter", "husbands": "husband",
+    "wives": "wife", "brothers": "brother", "sisters": "sister", "born": "birth", "birthplace": "birth",
+    "died": "death", "die": "death", "dies": "death", "dead": "death", "lyricist": "writer", "screenplay": "writer",
+    "starring": "actor"}
+# ... and in a query's relations only (a question's "the new york production" or "the music writer" is no role):
+# ``film.film.production_companies`` names the producer, ``film_art_direction_by`` a director
+_RELATION_SPELLINGS = {"production": "producer", "direction": "director", "music": "composer", "performance": "actor",
+                       "lyrics": "writer", "cast": "actor"}
 # Words that say a negation ("other than", "not", "except"): a query's "!=" needs one.
 NEGATION_WORDS = {"not", "no", "other", "except", "excluding", "besides", "apart", "aside", "without", "never",
                   "non", "different", "neither", "nor", "isnt", "wasnt", "doesnt", "didnt", "arent", "werent"}
@@ -182,7 +194,7 @@ class _Facts(NamedTuple):
     equalities: Sequence[_Equality] = ()  # a direction said at one of their values states a comparison the query lacks
     negations: int = 0  # conditions the query negates (SQL "!=", SPARQL "NOT EXISTS", "MINUS"): said by a negation
     ordered: bool = False  # whether the query asks a largest or smallest value (MAX, MIN, ORDER BY)
-    years: Sequence[str] = ()  # years of the query's dates that the question must say (``_dated_years``)
+    years: Sequence[tuple[str, bool]] = ()  # years the question must say, each a period's or not (``_dated_years``)
 
 
 def _facts(lf_type: str, logical_form: str, lf_tokens: Sequence[str]) -> _Facts | None:
@@ -201,7 +213,8 @@ def _check(facts: _Facts | None, logical_form: str, lf_tokens: Sequence[str], qu
     plain = _plain(words)
     failures = [f"value {' '.join(w for w in v if w != BACKSLASH)!r} not in the question"
                 for v in facts.values if v and not _PLACEHOLDER.fullmatch(" ".join(v)) and not _holds(plain, _plain(v))]
-    failures.extend(f"year {year} not in the question" for year in facts.years if not _says_year(words, year))
+    failures.extend(f"year {year} not in the question" for year, period in facts.years
+                    if not _says_year(words, year, period))
     for op, attribute, value in facts.comparisons:
         failures.extend(_comparison_failure(words, op, attribute, value))
     lf_words = set(lf_tokens) | {w for v in facts.values for w in v} | set(nl_tokens(logical_form.lower()))
@@ -210,8 +223,9 @@ def _check(facts: _Facts | None, logical_form: str, lf_tokens: Sequence[str], qu
         if stated:
             failures.append(f"comparison stated ({', '.join(stated)}) but the query has none")
     if not (failures and failures[-1].startswith("comparison stated")):  # said once
-        failures.extend(_equality_failures(words, facts.equalities, lf_words))
-    if facts.negations and not any(w in NEGATION_WORDS or w.endswith("n't") for w in words):
+        failures.extend(_equality_failures(words, facts.equalities, lf_words, facts.values))
+    if facts.negations and not any((w in NEGATION_WORDS or w.endswith("n't")) and (w == "not" or w not in lf_words)
+                                   and not _negated_comparative(words, i + 1) for i, w in enumerate(words)):
         failures.append("negation not stated (the query has != or NOT EXISTS)")
     stated_all = True
     for aggregate in facts.aggregates:
@@ -222,7 +236,7 @@ def _check(facts: _Facts | None, logical_form: str, lf_tokens: Sequence[str], qu
         failures.extend(f for ordering in facts.orderings for f in _superlative_failure(words, *ordering))
     failures.extend(_sibling_failures(words, lf_words))
     if not facts.ordered:
-        failures.extend(_unasked_superlative(words, lf_words))
+        failures.extend(_unasked_superlative(words, lf_words, {w for v in facts.values for w in v}))
     for aggregate, (said, query_words) in UNASKED_AGGREGATES.items():
         stated = sorted({w for w in words if w in said})
         if stated and aggregate not in facts.aggregates and not query_words & lf_words:
@@ -230,7 +244,8 @@ def _check(facts: _Facts | None, logical_form: str, lf_tokens: Sequence[str], qu
     return AuditResult(tuple(failures))
 
 
-def _equality_failures(words: list[str], equalities: Sequence[_Equality], lf_words: set[str]) -> list[str]:
+def _equality_failures(words: list[str], equalities: Sequence[_Equality], lf_words: set[str],
+                       values: Sequence[Sequence[str]]) -> list[str]:
     """A direction said at a value the query tests for equality ("over 142" for ``"Area" = 142``, "since 1990"
     for ``Year = 1990``) states a comparison the query does not make; words of the query itself do not count
     (a column named "Higher")."""
@@ -239,7 +254,9 @@ def _equality_failures(words: list[str], equalities: Sequence[_Equality], lf_wor
         if len(value) != 1 or _number(value[0]) is None:
             continue  # a name is not compared ("won under Gary Simms")
         reader = _direction_reader(words, attribute)
-        directions = [d for d, _ in _direction_by_value(words, value, lambda i: None if words[i] in lf_words else reader(i))]
+        others = frozenset(w for other in values if list(other) != list(value) for w in other)
+        directions = [d for d, _ in _direction_by_value(
+            words, value, lambda i: None if words[i] in lf_words else reader(i), others)]
         said = sorted(set(filter(None, directions)))
         if said and all(directions):  # every place says a direction: none says the value plainly
             # (a value said twice, "more than 1 gold and 1 silver", is the comparison's once and the equality's once)
@@ -249,17 +266,20 @@ def _equality_failures(words: list[str], equalities: Sequence[_Equality], lf_wor
 
 def _sibling_failures(words: list[str], lf_words: set[str]) -> list[str]:
     """The question says an attribute's sibling instead of it (``SIBLING_WORDS``: "home" for "Away team")."""
-    said, lf_words = {_SIBLING_SPELLINGS.get(w, w) for w in words}, {_SIBLING_SPELLINGS.get(w, w) for w in lf_words}
-    return [f"attribute {word} said but the query names {', '.join(sorted(siblings & lf_words))}"
-            for siblings in SIBLING_WORDS for word in sorted(siblings & said - lf_words) if siblings & lf_words]
+    said = {_SIBLING_SPELLINGS.get(w, w) for w in words}
+    lf_words = {_RELATION_SPELLINGS.get(w, _SIBLING_SPELLINGS.get(w, w)) for w in lf_words}
+    failures = [f"attribute {word} said but the query names {', '.join(sorted(siblings & lf_words))}"
+                for siblings in SIBLING_WORDS for word in sorted(siblings & said - lf_words) if siblings & lf_words]
+    return list(dict.fromkeys(failures))  # a word in two sets of siblings (an actor's) is reported once
 
 
-def _unasked_superlative(words: list[str], lf_words: set[str]) -> list[str]:
+def _unasked_superlative(words: list[str], lf_words: set[str], value_words: set[str]) -> list[str]:
     """A superlative ("the highest", "the earliest") for a query that asks no largest or smallest value (no MAX,
-    MIN or ORDER BY) states a condition the query lacks; words of the query itself ("Highest point") do not
-    count, nor "at least" / "at most" (comparisons), nor "first" / "last" (too common: "first name")."""
-    licensed = {w for word in lf_words for part in word.split("-")
-                for w in SUPERLATIVES_OF_QUERY_WORDS.get(part, ())} | lf_words
+    MIN or ORDER BY) states a condition the query lacks. A column's or relation's word may say it ("Highest
+    point", "High points": "the most points"), a value's may not ("lincoln high", "old dominion", "long beach");
+    nor do "at least" / "at most" (comparisons), "more recent", or "first" / "last" (too common: "first name")."""
+    licensed = {w for word in lf_words - value_words for part in word.split("-")
+                for w in SUPERLATIVES_OF_QUERY_WORDS.get(part, ())} | lf_words  # a value's own words are said as it
     stated = sorted({w for i, w in enumerate(words) if w in UNASKED_SUPERLATIVES and w not in licensed
                      and not (i and words[i - 1] in ("at", "more", "less"))})
     return [f"superlative stated ({', '.join(stated)}) but the query orders nothing"] if stated else []
@@ -401,12 +421,13 @@ INCLUSIVE_WORDS = {"since", "within", "least"}  # "least" after "at": "at least"
 _NEAR = 4  # words before a compared value where its direction is looked for ("has at least 3", "larger than 1977")
 
 
-def _direction_by_value(words: list[str], value: Sequence[str], direction_at) -> list[tuple[str | None, bool]]:
+def _direction_by_value(words: list[str], value: Sequence[str], direction_at,
+                        others: frozenset[str] = frozenset()) -> list[tuple[str | None, bool]]:
     """At each place the question says ``value``, the direction it says of it (None where none) and whether that
     counts the value in: a direction right after it ("6400 or more", "6400 and above": inclusive), else the
     nearest direction word within ``_NEAR`` words before it that belongs to it ("more than 6400"; "greater than
     or equal to 6400", "at least 3", "no more than 5": inclusive; not the "earlier" of "1977 or earlier has
-    6400 ...")."""
+    6400 ...", nor past a word of another of the query's values: "under gary simms in 1990")."""
     n, found = len(value), []
     number = _number(value[0]) if n == 1 else None
     for start in range(len(words) - n + 1):
@@ -422,13 +443,13 @@ def _direction_by_value(words: list[str], value: Sequence[str], direction_at) ->
                 i -= said  # "greater than or equal to": the "than" before it is next
                 inclusive = True
                 continue
-            if words[i] in _CLAUSE_ENDS or _number(words[i]) is not None or (
+            if words[i] in _CLAUSE_ENDS or words[i] in others or _number(words[i]) is not None or (
                     i >= 2 and _number(words[i - 2]) is not None and _said_after_a_value(words, i - 1)):
                 break  # another condition's words ("before 1977 and had 6400", "1977 or earlier has 6400")
             direction = direction_at(i)
             if direction:
                 inclusive = inclusive or words[i] in INCLUSIVE_WORDS or words[i] == _AT_WORDS["<"] or \
-                    _negated_comparative(words, i)
+                    _negated_comparative(words, i) or words[i - 2 : i] in (["on", "or"], ["to", "or"])  # "on or after"
             i, looked = i - 1, looked + 1
         found.append((direction, inclusive))
     return found
@@ -486,6 +507,7 @@ def _sql_facts(sql: str) -> _Facts:
                 equalities.append((attribute, tuple(value)))
             elif isinstance(node, exp.NEQ):
                 negations += 1
+        negations += sum(1 for _ in where.find_all(exp.Not))  # NOT x = 'v', NOT IN, NOT LIKE
     aggregates, orderings = [], []
     for node in tree.find_all(exp.Count, exp.Sum, exp.Avg, exp.Max, exp.Min):
         aggregates.append(_SQL_AGGREGATES[type(node).__name__])
@@ -537,23 +559,25 @@ _DATE_TYPES = ("date", "datetime", "gyear", "gyearmonth")
 _YEAR = re.compile(r"(\d{4})(?:-\d\d)*(?:T[\d:.Z+-]*)?")
 
 
-def _says_year(words: list[str], year: str) -> bool:
-    """Whether the question says ``year``: alone or in a date ("2009", "2004-03-17", "11-17-2008"), or its decade
-    for a period in it ("the 1990s", "the 90s")."""
+def _says_year(words: list[str], year: str, period: bool) -> bool:
+    """Whether the question says ``year``: alone or in a date ("2009", "2004-03-17", "11-17-2008"), or, for a period
+    in it, its decade ("the 1990s", "the 90s")."""
     alone = re.compile(rf"(?<!\d){year}(?!\d)")
-    return any(alone.search(w) for w in words) or bool({year[:3] + "0s", year[2] + "0s"} & set(words))
+    return any(alone.search(w) for w in words) or (period and bool({year[:3] + "0s", year[2] + "0s"} & set(words)))
 
 
-def _dated_years(logical_form: str) -> list[str]:
+def _dated_years(logical_form: str) -> list[tuple[str, bool]]:
     """The years of the query's typed dates (``"2009-12-31"^^xsd:dateTime``) that a question says ("after
-    2004-03-17", "in 2009"): each year of a date outside ``EXISTS { ... }``, and of a period within one year
+    2004-03-17", "in 2009"), each with whether it is a period's: each year of a date outside ``EXISTS { ... }``
+    (not one of a FILTER's alternatives: "2009" || "2010" is said by either), and of a period within one year
     inside it ("2009-01-01" .. "2009-12-31": "in 2009"). Not a lone date inside (a validity test at a point in
     time: WebQSP's "now", ``2015-08-10``, which "who is the governor" says by its tense)."""
     try:
         code = code_tokens(lex(expand_codepoint_escapes(logical_form)))
     except LogicalFormError:
         return []
-    inside = _inside_exists([t.text.lower() for t in code])
+    texts = [t.text.lower() for t in code]
+    inside, alternatives = _inside_exists(texts), _alternative_spans(texts)
     outside: set[str] = set()
     within: dict[str, set[str]] = {}
     for i, token in enumerate(code[:-2]):
@@ -562,9 +586,10 @@ def _dated_years(logical_form: str) -> list[str]:
             match = _YEAR.fullmatch(string_content(token.text)[1])
             if match and inside[i]:
                 within.setdefault(match.group(1), set()).add(match.group(0))
-            elif match:
+            elif match and not any(start <= i < end for start, end in alternatives):
                 outside.add(match.group(1))
-    return sorted(outside | {year for year, dates in within.items() if len(dates) > 1})
+    periods = {year for year, dates in within.items() if len(dates) > 1}
+    return sorted((year, year in periods) for year in outside | periods)
 
 
 def _alternative_spans(tokens: list[str]) -> list[tuple[int, int]]:
@@ -656,9 +681,10 @@ def _sparql_negations(logical_form: str) -> int:
     """The query's ``NOT EXISTS`` and ``MINUS`` groups, less those in a FILTER with ``||``: WebQSP's validity test
     ``FILTER(NOT EXISTS {?y ns:from ?a} || EXISTS {...})`` negates nothing that a question says."""
     try:
-        texts = [t.text.lower() for t in code_tokens(lex(expand_codepoint_escapes(logical_form)))]
+        code = code_tokens(lex(expand_codepoint_escapes(logical_form)))
     except LogicalFormError:
         return 0
+    texts = [t.text.lower() for t in code]
     alternatives = _alternative_spans(texts)
     negations = 0
     for i in range(len(texts) - 1):
@@ -671,14 +697,16 @@ def _sparql_negations(logical_form: str) -> int:
             if depth == 0:
                 end = j
                 break
-        relations = {w for t in texts[opened:end] for w in re.split(r"[^a-z]+", t.rsplit(":", 1)[-1]) if w}
+        # the words of the last segment of each relation there ("ns:people.marriage.to" -> to; not a variable's name)
+        relations = {w for t in code[opened:end] if t.kind in ("pname", "iri")
+                     for w in re.split(r"[^a-z]+", re.split(r"[.:/#]", t.text.lower().rstrip(">"))[-1]) if w}
         negations += not relations & _VALIDITY_WORDS
     return negations
 
 
 # A negated group about these ("NOT EXISTS {?y ns:people.marriage.to []}": a marriage that has not ended) tests that
 # something still holds, which a question says by its tense ("who is his wife"), not by a negation.
-_VALIDITY_WORDS = {"to", "from", "end", "start", "until", "since", "ended", "date"}
+_VALIDITY_WORDS = {"to", "from", "end", "start", "until", "since", "ended"}
 
 
 def _inside_exists(tokens: list[str]) -> list[bool]:

@@ -467,3 +467,50 @@ def test_a_position_held_from_a_date_is_a_time_and_two_variables_compare_either_
     assert audit_pair("sparql", before, tokens, "what did gull point do after he was president ?").passed
     assert audit_pair("sparql", before, tokens, "what did gull point do as president ?").failures == (
         "comparison not stated",)
+
+
+@pytest.mark.parametrize("sql, question, failures", [
+    # other forms of a sibling: plurals, verbs
+    ('SELECT "Silver" FROM t WHERE "Nation" = \'peru\'', "how many golds did peru win ?",
+     ["attribute gold said but the query names silver"]),
+    ('SELECT "Lost" FROM t WHERE "Team" = \'x\'', "how many games did x win ?",
+     ["attribute win said but the query names loss"]),
+    ('SELECT "Written by" FROM t WHERE "Directed by" = \'bob\'', "who directed the episode written by bob ?", []),
+    ('SELECT "Title" FROM t WHERE "Directed by" = \'bob\'', "what episode was written by bob ?",
+     ["attribute writer said but the query names director"]),
+    ('SELECT "Actor in New York" FROM t WHERE "Actor in Moscow" = \'ann\'', "who was the actor in the new york "
+     "production for ann in moscow ?", []),  # a production is no producer in a question
+    # a negation word that is the query's own ("No.") does not say the negation
+    ('SELECT "Player" FROM t WHERE "No." = 5 AND "Position" != \'guard\'', "which guard wears no. 5 ?",
+     ["negation not stated (the query has != or NOT EXISTS)"]),
+    ('SELECT x FROM t WHERE c NOT IN (\'a\', \'b\')', "which x has c a or b ?",
+     ["negation not stated (the query has != or NOT EXISTS)"]),
+    # a value's words license no superlative ("lincoln high" is no "highest")
+    ('SELECT "Player" FROM t WHERE "School" = \'lincoln high\'', "which player from lincoln high scored the most points ?",
+     ["superlative stated (most) but the query orders nothing"]),
+    ('SELECT "Theme" FROM t WHERE "Week" = \'top 11\'', "what was the theme for the top 11 week ?", []),
+    # another condition's direction stays with it
+    ('SELECT "Team" FROM t WHERE "Coach" = \'gary simms\' AND "Year" = 1990', "which team played under gary simms in "
+     "1990 ?", []),
+    ('SELECT x FROM t WHERE year >= 1990', "which x was built on or after 1990 ?", []),
+    ('SELECT x FROM t WHERE year < 9', "which x was on or before week 9 ?", ["comparison < stated as inclusive"]),
+])
+def test_the_reviews_cases(sql: str, question: str, failures: list[str]) -> None:
+    assert list(audit_pair("sql", sql, [], question).failures) == failures
+
+
+def test_birth_and_death_and_sparql_dates_said_otherwise() -> None:
+    died = PREFIX + "SELECT ?x WHERE { ns:m.01 ns:people.deceased_person.place_of_death ?x . }"
+    tokens = sparql_tokens(died)
+    assert audit_pair("sparql", died, tokens, "where did gull point die ?").passed
+    assert audit_pair("sparql", died, tokens, "where was gull point born ?").failures == (
+        "attribute birth said but the query names death",)
+    region = PREFIX + ("SELECT ?x WHERE { ns:m.01 ns:film.film.release_date_s ?x . FILTER NOT EXISTS { "
+                       "?x ns:film.film_regional_release_date.release_region ns:m.02 } }")
+    assert audit_pair("sparql", region, sparql_tokens(region), "what are gull point 's release dates in harrow head ?"
+                      ).failures == ("negation not stated (the query has != or NOT EXISTS)",)
+    either = PREFIX + 'SELECT ?x WHERE { ?x ns:released ?d . FILTER(?d = "2009"^^xsd:gYear || ?d = "2010"^^xsd:gYear) }'
+    assert audit_pair("sparql", either, sparql_tokens(either), "what was released in 2009 ?").passed
+    single = PREFIX + 'SELECT ?x WHERE { ?x ns:released "2009-04-08"^^xsd:date . }'
+    assert audit_pair("sparql", single, sparql_tokens(single), "what was released in the 2000s ?").failures == (
+        "year 2009 not in the question",)
