@@ -217,15 +217,15 @@ def _check(facts: _Facts | None, logical_form: str, lf_tokens: Sequence[str], qu
                     if not _says_year(words, year, period))
     for op, attribute, value in facts.comparisons:
         failures.extend(_comparison_failure(words, op, attribute, value))
-    lf_words = set(lf_tokens) | {w for v in facts.values for w in v} | set(nl_tokens(logical_form.lower()))
+    value_words = {w for v in facts.values for w in v}
+    lf_words = set(lf_tokens) | value_words | set(nl_tokens(logical_form.lower()))
     if not facts.comparisons:
         stated = sorted({w for w in words if w in SPURIOUS_COMPARISON_WORDS and w not in lf_words})
         if stated:
             failures.append(f"comparison stated ({', '.join(stated)}) but the query has none")
     if not (failures and failures[-1].startswith("comparison stated")):  # said once
         failures.extend(_equality_failures(words, facts.equalities, lf_words, facts.values))
-    if facts.negations and not any((w in NEGATION_WORDS or w.endswith("n't")) and (w == "not" or w not in lf_words)
-                                   and not _negated_comparative(words, i + 1) for i, w in enumerate(words)):
+    if facts.negations and not _says_negation(words, lf_words):
         failures.append("negation not stated (the query has != or NOT EXISTS)")
     stated_all = True
     for aggregate in facts.aggregates:
@@ -236,7 +236,7 @@ def _check(facts: _Facts | None, logical_form: str, lf_tokens: Sequence[str], qu
         failures.extend(f for ordering in facts.orderings for f in _superlative_failure(words, *ordering))
     failures.extend(_sibling_failures(words, lf_words))
     if not facts.ordered:
-        failures.extend(_unasked_superlative(words, lf_words, {w for v in facts.values for w in v}))
+        failures.extend(_unasked_superlative(words, lf_words, value_words))
     for aggregate, (said, query_words) in UNASKED_AGGREGATES.items():
         stated = sorted({w for w in words if w in said})
         if stated and aggregate not in facts.aggregates and not query_words & lf_words:
@@ -262,6 +262,13 @@ def _equality_failures(words: list[str], equalities: Sequence[_Equality], lf_wor
             # (a value said twice, "more than 1 gold and 1 silver", is the comparison's once and the equality's once)
             failures.append(f"comparison {', '.join(said)} stated for {' '.join(value)!r}, which the query tests with =")
     return failures
+
+
+def _says_negation(words: list[str], lf_words: set[str]) -> bool:
+    """Whether the question says a negation: not with a word of the query's own (a column "No."; the keyword "not"
+    aside), nor with the "no" of "no more than 5" (a comparison)."""
+    return any((w in NEGATION_WORDS or w.endswith("n't")) and (w == "not" or w not in lf_words)
+               and not _negated_comparative(words, i + 1) for i, w in enumerate(words))
 
 
 def _sibling_failures(words: list[str], lf_words: set[str]) -> list[str]:
