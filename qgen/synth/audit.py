@@ -105,7 +105,7 @@ SUPERLATIVES_OF_QUERY_WORDS = {
     "high": {"highest", "most", "top", "max", "maximum"}, "low": {"lowest", "least", "fewest", "min", "minimum"},
     "max": {"maximum", "most", "highest", "largest", "biggest", "greatest"},
     "min": {"minimum", "least", "lowest", "smallest", "fewest"},
-    "top": {"top", "highest", "best"}, "long": {"longest"}, "big": {"biggest"}, "large": {"largest"},
+    "top": {"top", "highest"}, "long": {"longest"}, "big": {"biggest"}, "large": {"largest"},
     "small": {"smallest"}, "tall": {"tallest"}, "old": {"oldest"}, "young": {"youngest"}, "short": {"shortest"},
 }
 # Words that state an aggregate the query may lack: aggregate -> (its words, the query's words that let them be
