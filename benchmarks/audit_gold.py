@@ -16,26 +16,33 @@ import os
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Iterator
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from parsers import LogicalFormError, tokenize_lf  # noqa: E402
+from qgen.datasets.records import RawExample  # noqa: E402
 from qgen.datasets.registry import load_dataset  # noqa: E402
 from qgen.synth.audit import audit_pair  # noqa: E402
 from qgen.version import code_version  # noqa: E402
 
 
-def audit_split(name: str, split: str, data_dir: Path) -> dict:
-    pairs = passed = 0
-    kinds: Counter[str] = Counter()
+def tokenized_pairs(name: str, split: str, data_dir: Path) -> Iterator[tuple[RawExample, list[str]]]:
+    """The split's pairs that have a question and whose logical form tokenizes, with its tokens."""
     for record in load_dataset(name, data_dir, split):
         if record.load_error or not record.question:
             continue
         try:
-            tokens = tokenize_lf(record.logical_form, record.lf_type, names=dict(record.names)).tokens
+            yield record, list(tokenize_lf(record.logical_form, record.lf_type, names=dict(record.names)).tokens)
         except LogicalFormError:
             continue
+
+
+def audit_split(name: str, split: str, data_dir: Path) -> dict:
+    pairs = passed = 0
+    kinds: Counter[str] = Counter()
+    for record, tokens in tokenized_pairs(name, split, data_dir):
         pairs += 1
         failures = audit_pair(record.lf_type, record.logical_form, tokens, record.question).failures
         passed += not failures

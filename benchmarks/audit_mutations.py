@@ -26,8 +26,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from audit_gold import tokenized_pairs  # noqa: E402 (beside this script)
 from parsers import LogicalFormError, tokenize_lf  # noqa: E402
-from qgen.datasets.registry import load_dataset  # noqa: E402
 from qgen.synth.audit import audit_pair  # noqa: E402
 from qgen.version import code_version  # noqa: E402
 
@@ -38,20 +38,9 @@ G: dict[str, list[dict]] = {}  # gold pairs by dataset, set by main()
 
 def gold(data_dir: Path) -> dict[str, list[dict]]:
     """The gold pairs whose logical form tokenizes, by dataset."""
-    out = {}
-    for name, split in [("wikisql", "dev"), ("webqsp", "test"), ("cwq", "test")]:
-        rows = []
-        for r in load_dataset(name, data_dir, split):
-            if r.load_error or not r.question:
-                continue
-            try:
-                tokens = tokenize_lf(r.logical_form, r.lf_type, names=dict(r.names)).tokens
-            except LogicalFormError:
-                continue
-            rows.append(dict(id=r.id, lf_type=r.lf_type, lf=r.logical_form, toks=list(tokens), q=r.question,
-                             names=dict(r.names)))
-        out[name] = rows
-    return out
+    return {name: [dict(id=r.id, lf_type=r.lf_type, lf=r.logical_form, toks=tokens, q=r.question, names=dict(r.names))
+                   for r, tokens in tokenized_pairs(name, split, data_dir)]
+            for name, split in [("wikisql", "dev"), ("webqsp", "test"), ("cwq", "test")]}
 
 
 def audit(row: dict, question: str) -> tuple[str, ...]:
@@ -159,14 +148,19 @@ ADD_PHRASES = ["more than", "over", "at least", "higher than", "later than", "si
                "at most", "lower than", "before", "below"]
 
 
-def sql_mutations(rng, tables):
-    S = {}
-
-    def m(name):
-        def deco(f):
-            S[name] = f
+def registry(table: dict):
+    """A decorator that records an edit function in ``table`` under the given row name."""
+    def named(name):
+        def record(f):
+            table[name] = f
             return f
-        return deco
+        return record
+    return named
+
+
+def sql_mutations(rng, tables):
+    S: dict = {}
+    m = registry(S)
 
     @m("sql q: comparison word flipped (more<->less, over<->under ...)")
     def _(r):
@@ -182,33 +176,40 @@ def sql_mutations(rng, tables):
         q = drop_cmp(r['q'])
         return (r['lf'], q) if q != r['q'] else None
 
-    @m("sql q: comparison added before an '=' number (random phrase)")
-    def _(r):
-        cs = [c for c in conds(r['lf']) if c[2] == "=" and lit_num(c[3]) is not None]
+    def said_condition(r, keep):
+        """One of the query's conditions that ``keep`` accepts, drawn at random, and where the question says its
+        value; None where there is none or the question does not say it."""
+        cs = [c for c in conds(r['lf']) if keep(c)]
         if not cs:
             return None
         c = rng.choice(cs)
         sp = find_literal(r['q'], c[3])
-        if not sp:
+        return (c, sp) if sp else None
+
+    @m("sql q: comparison added before an '=' number (random phrase)")
+    def _(r):
+        found = said_condition(r, lambda c: c[2] == "=" and lit_num(c[3]) is not None)
+        if not found:
             return None
+        c, sp = found
         ph = rng.choice(ADD_PHRASES)
         return r['lf'], r['q'][:sp[0]] + ph + " " + r['q'][sp[0]:], ph
 
-    @m("sql lf: '>'/'<' -> '=' (question keeps its comparison)")
-    def _(r):
+    def rewrite_comparison(r, operator):
+        """The query with one of its comparisons given another operator (``operator(op)``); the question kept."""
         cs = [c for c in conds(r['lf']) if c[2] in "<>"]
         if not cs:
             return None
         c = rng.choice(cs)
-        return replace_span(r['lf'], c[0], f"{c[1]} = {c[3]}"), r['q']
+        return replace_span(r['lf'], c[0], f"{c[1]} {operator(c[2])} {c[3]}"), r['q']
+
+    @m("sql lf: '>'/'<' -> '=' (question keeps its comparison)")
+    def _(r):
+        return rewrite_comparison(r, lambda op: "=")
 
     @m("sql lf: strict '>' -> '>=' ('<' -> '<=')")
     def _(r):
-        cs = [c for c in conds(r['lf']) if c[2] in "<>"]
-        if not cs:
-            return None
-        c = rng.choice(cs)
-        return replace_span(r['lf'], c[0], f"{c[1]} {c[2]}= {c[3]}"), r['q']
+        return rewrite_comparison(r, lambda op: op + "=")
 
     @m("sql q: number literal changed (n -> n+7)")
     def _(r):
@@ -235,13 +236,10 @@ def sql_mutations(rng, tables):
 
     @m("sql q: string literal replaced by another value (same column name if possible)")
     def _(r):
-        cs = [c for c in conds(r['lf']) if lit_num(c[3]) is None]
-        if not cs:
+        found = said_condition(r, lambda c: lit_num(c[3]) is None)
+        if not found:
             return None
-        c = rng.choice(cs)
-        sp = find_literal(r['q'], c[3])
-        if not sp:
-            return None
+        c, sp = found
         pool = [s for s in string_lits.get(c[1], []) if s.lower() != lit_text(c[3]).lower()] or all_strings
         return r['lf'], replace_span(r['q'], sp, rng.choice(pool))
 
@@ -411,13 +409,8 @@ def sparql_cmps(r):
 
 
 def sparql_mutations(rng):
-    P = {}
-
-    def m(name):
-        def deco(f):
-            P[name] = f
-            return f
-        return deco
+    P: dict = {}
+    m = registry(P)
 
     all_names = sorted({n for d in ("webqsp", "cwq") for r in G[d] for n in r['names'].values() if len(n) > 3})
     preds = sorted({p for d in ("webqsp", "cwq") for r in G[d] for p in PRED.findall(body(r['lf']))
