@@ -417,8 +417,13 @@ def _direction_reader(words: list[str], attribute: frozenset[str], op: str | Non
 
 
 def _negated_comparative(words: list[str], i: int) -> bool:
-    """Whether ``words[i]`` is the comparative of "no more than" / "not less than": the other direction, inclusive."""
-    return i >= 1 and words[i - 1] in ("no", "not") and words[i + 1 : i + 2] == ["than"]
+    """Whether ``words[i]`` is negated, "no more than" / "not less than" / "not before": the other direction,
+    inclusive."""
+    return i >= 1 and words[i - 1] in ("no", "not") and (
+        words[i + 1 : i + 2] == ["than"] or words[i] in _NEGATABLE_PREPOSITIONS)
+
+
+_NEGATABLE_PREPOSITIONS = {"before", "after", "over", "under", "above", "below"}  # "not before 1990" is >= 1990
 
 
 # Direction words that count the compared value in ("since 1990" is ``>= 1990``, "within 5" ``<= 5``)

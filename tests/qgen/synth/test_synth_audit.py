@@ -186,6 +186,9 @@ AT_MOST_AT_LEAST = 'SELECT festival FROM t WHERE "First held" <= 1977 AND Visito
      ["comparison < stated as inclusive"]),
     ("SELECT name FROM t WHERE keepers <= 5", "which lighthouse has no more than 5 keepers ?", []),
     ("SELECT name FROM t WHERE year >= 1990", "which lighthouse was built since 1990 ?", []),
+    ("SELECT name FROM t WHERE year >= 1990", "which lighthouse was built not before 1990 ?", []),
+    ("SELECT name FROM t WHERE year < 1990", "which lighthouse was built not before 1990 ?",
+     ["comparison < stated in the other direction"]),
 ])
 def test_each_comparison_is_read_next_to_its_value(sql: str, question: str, failures: list[str]) -> None:
     assert list(audit_pair("sql", sql, [], question).failures) == failures
