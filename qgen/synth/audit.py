@@ -199,6 +199,14 @@ class _Facts(NamedTuple):
 
 def _facts(lf_type: str, logical_form: str, lf_tokens: Sequence[str]) -> _Facts | None:
     """What the audit checks of a logical form; None for a type it does not audit (MR, dialogue act)."""
+    return _read_facts(lf_type, logical_form, tuple(lf_tokens))
+
+
+# Reading a query's facts (a sqlglot parse, SPARQL lexed for literals, dates and negations) is most of an
+# audit's time; a logical form is audited once per candidate question and again when its pair is written.
+# The facts are shared between callers: read them, never change them.
+@lru_cache(maxsize=4096)
+def _read_facts(lf_type: str, logical_form: str, lf_tokens: tuple[str, ...]) -> _Facts | None:
     if lf_type == "sql":
         return _sql_facts(logical_form)
     if lf_type == "sparql":
