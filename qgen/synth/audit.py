@@ -159,7 +159,7 @@ class AuditResult:
 
 def audit_pair(lf_type: str, logical_form: str, lf_tokens: Sequence[str], question: str) -> AuditResult:
     """Audit one pair (``question``: the generated question as text or space-joined tokens)."""
-    return _check(_facts(lf_type, logical_form, lf_tokens), logical_form, lf_tokens, question)
+    return _check(_facts(lf_type, logical_form, lf_tokens), question)
 
 
 def first_passing(lf_type: str, logical_form: str, lf_tokens: Sequence[str], questions: Sequence[str]) -> int | None:
@@ -172,7 +172,7 @@ def passing(lf_type: str, logical_form: str, lf_tokens: Sequence[str], questions
     """The indices of ``questions`` (candidates for one logical form) that pass the audit, in order,
     lazily; the logical form is read once for all of them."""
     facts = _facts(lf_type, logical_form, lf_tokens)
-    return (i for i, q in enumerate(questions) if _check(facts, logical_form, lf_tokens, q).passed)
+    return (i for i, q in enumerate(questions) if _check(facts, q).passed)
 
 
 # An ordering: the ordered attribute's words and whether its largest value is asked (MAX, DESC).
@@ -195,6 +195,8 @@ class _Facts(NamedTuple):
     negations: int = 0  # conditions the query negates (SQL "!=", SPARQL "NOT EXISTS", "MINUS"): said by a negation
     ordered: bool = False  # whether the query asks a largest or smallest value (MAX, MIN, ORDER BY)
     years: Sequence[tuple[str, bool]] = ()  # years the question must say, each a period's or not (``_dated_years``)
+    value_words: frozenset[str] = frozenset()  # the words of the values
+    lf_words: frozenset[str] = frozenset()  # the query's words: its tokens, its text's and its values'
 
 
 def _facts(lf_type: str, logical_form: str, lf_tokens: Sequence[str]) -> _Facts | None:
@@ -208,13 +210,17 @@ def _facts(lf_type: str, logical_form: str, lf_tokens: Sequence[str]) -> _Facts 
 @lru_cache(maxsize=4096)
 def _read_facts(lf_type: str, logical_form: str, lf_tokens: tuple[str, ...]) -> _Facts | None:
     if lf_type == "sql":
-        return _sql_facts(logical_form)
-    if lf_type == "sparql":
-        return _sparql_facts([t.lower() for t in lf_tokens], logical_form)
-    return None
+        facts = _sql_facts(logical_form)
+    elif lf_type == "sparql":
+        facts = _sparql_facts([t.lower() for t in lf_tokens], logical_form)
+    else:
+        return None
+    value_words = frozenset(w for v in facts.values for w in v)
+    return facts._replace(value_words=value_words,
+                          lf_words=frozenset(lf_tokens) | value_words | frozenset(nl_tokens(logical_form.lower())))
 
 
-def _check(facts: _Facts | None, logical_form: str, lf_tokens: Sequence[str], question: str) -> AuditResult:
+def _check(facts: _Facts | None, question: str) -> AuditResult:
     if facts is None:
         return AuditResult(())
     words = nl_tokens(question.lower())
@@ -225,8 +231,7 @@ def _check(facts: _Facts | None, logical_form: str, lf_tokens: Sequence[str], qu
                     if not _says_year(words, year, period))
     for op, attribute, value in facts.comparisons:
         failures.extend(_comparison_failure(words, op, attribute, value))
-    value_words = {w for v in facts.values for w in v}
-    lf_words = set(lf_tokens) | value_words | set(nl_tokens(logical_form.lower()))
+    lf_words = facts.lf_words
     if not facts.comparisons:
         stated = sorted({w for w in words if w in SPURIOUS_COMPARISON_WORDS and w not in lf_words})
         if stated:
@@ -244,7 +249,7 @@ def _check(facts: _Facts | None, logical_form: str, lf_tokens: Sequence[str], qu
         failures.extend(f for ordering in facts.orderings for f in _superlative_failure(words, *ordering))
     failures.extend(_sibling_failures(words, lf_words))
     if not facts.ordered:
-        failures.extend(_unasked_superlative(words, lf_words, value_words))
+        failures.extend(_unasked_superlative(words, lf_words, facts.value_words))
     for aggregate, (said, query_words) in UNASKED_AGGREGATES.items():
         stated = sorted({w for w in words if w in said})
         if stated and aggregate not in facts.aggregates and not query_words & lf_words:
@@ -252,7 +257,7 @@ def _check(facts: _Facts | None, logical_form: str, lf_tokens: Sequence[str], qu
     return AuditResult(tuple(failures))
 
 
-def _equality_failures(words: list[str], equalities: Sequence[_Equality], lf_words: set[str],
+def _equality_failures(words: list[str], equalities: Sequence[_Equality], lf_words: frozenset[str],
                        values: Sequence[Sequence[str]]) -> list[str]:
     """A direction said at a value the query tests for equality ("over 142" for ``"Area" = 142``, "since 1990"
     for ``Year = 1990``) states a comparison the query does not make; words of the query itself do not count
@@ -272,23 +277,23 @@ def _equality_failures(words: list[str], equalities: Sequence[_Equality], lf_wor
     return failures
 
 
-def _says_negation(words: list[str], lf_words: set[str]) -> bool:
+def _says_negation(words: list[str], lf_words: frozenset[str]) -> bool:
     """Whether the question says a negation: not with a word of the query's own (a column "No."; the keyword "not"
     aside), nor with the "no" of "no more than 5" (a comparison)."""
     return any((w in NEGATION_WORDS or w.endswith("n't")) and (w == "not" or w not in lf_words)
                and not _negated_comparative(words, i + 1) for i, w in enumerate(words))
 
 
-def _sibling_failures(words: list[str], lf_words: set[str]) -> list[str]:
+def _sibling_failures(words: list[str], lf_words: frozenset[str]) -> list[str]:
     """The question says an attribute's sibling instead of it (``SIBLING_WORDS``: "home" for "Away team")."""
     said = {_SIBLING_SPELLINGS.get(w, w) for w in words}
-    lf_words = {_RELATION_SPELLINGS.get(w, _SIBLING_SPELLINGS.get(w, w)) for w in lf_words}
-    failures = [f"attribute {word} said but the query names {', '.join(sorted(siblings & lf_words))}"
-                for siblings in SIBLING_WORDS for word in sorted(siblings & said - lf_words) if siblings & lf_words]
+    named = {_RELATION_SPELLINGS.get(w, _SIBLING_SPELLINGS.get(w, w)) for w in lf_words}
+    failures = [f"attribute {word} said but the query names {', '.join(sorted(siblings & named))}"
+                for siblings in SIBLING_WORDS for word in sorted(siblings & said - named) if siblings & named]
     return list(dict.fromkeys(failures))  # a word in two sets of siblings (an actor's) is reported once
 
 
-def _unasked_superlative(words: list[str], lf_words: set[str], value_words: set[str]) -> list[str]:
+def _unasked_superlative(words: list[str], lf_words: frozenset[str], value_words: frozenset[str]) -> list[str]:
     """A superlative ("the highest", "the earliest") for a query that asks no largest or smallest value (no MAX,
     MIN or ORDER BY) states a condition the query lacks. A column's or relation's word may say it ("Highest
     point", "High points": "the most points"), a value's may not ("lincoln high", "old dominion", "long beach");
@@ -544,7 +549,24 @@ def _column_words(node: Any) -> frozenset[str]:
     return frozenset(w for c in node.find_all(exp.Column) for w in nl_tokens(c.name.lower()) if w.isalnum())
 
 
-def _condition_literals(logical_form: str) -> Iterator[list[str]]:
+class _Lexed(NamedTuple):
+    """A SPARQL query's lexemes, read once for its literals, dates and negations."""
+    code: list[Token]
+    texts: list[str]  # each lexeme's text, lower case
+    alternatives: list[tuple[int, int]]  # ``_alternative_spans``
+
+
+def _lexed(logical_form: str) -> _Lexed:
+    """The query's lexemes as the tokenizer reads it ("D\\u00fcsseldorf" is "Düsseldorf"); none if it cannot."""
+    try:
+        code = code_tokens(lex(expand_codepoint_escapes(logical_form)))
+    except LogicalFormError:
+        code = []
+    texts = [t.text.lower() for t in code]
+    return _Lexed(code, texts, _alternative_spans(texts))
+
+
+def _condition_literals(lexed: _Lexed) -> Iterator[list[str]]:
     """The words of each plain string literal that is a condition value: a triple's object (``?x dbo:party
     "Labour"``, ``'Oslo'@en``) or what a variable or ``str(?x)`` must equal in a FILTER. Not a typed literal
     (``"1950"^^xsd:date``: dates and numbers are said in other forms), nor one that is compared (``<``,
@@ -553,13 +575,7 @@ def _condition_literals(logical_form: str) -> Iterator[list[str]]:
 
     Read from the query's own lexemes, not the model's tokens: those write every quote kind alike, and an
     entity's name may hold an apostrophe (``ent: shays ' rebellion``) that would read as a quote."""
-    try:  # as the tokenizer reads it: "D\u00fcsseldorf" is "Düsseldorf"
-        text = expand_codepoint_escapes(logical_form)
-    except LogicalFormError:
-        return
-    code = code_tokens(lex(text))
-    texts = [t.text.lower() for t in code]
-    alternatives = _alternative_spans(texts)
+    code, texts, alternatives = lexed
     for i, token in enumerate(code):
         if token.kind != "string" or not i or any(start <= i < end for start, end in alternatives):
             continue
@@ -586,18 +602,14 @@ def _says_year(words: list[str], year: str, period: bool) -> bool:
     return any(alone.search(w) for w in words) or (period and bool({year[:3] + "0s", year[2] + "0s"} & set(words)))
 
 
-def _dated_years(logical_form: str) -> list[tuple[str, bool]]:
+def _dated_years(lexed: _Lexed) -> list[tuple[str, bool]]:
     """The years of the query's typed dates (``"2009-12-31"^^xsd:dateTime``) that a question says ("after
     2004-03-17", "in 2009"), each with whether it is a period's: each year of a date outside ``EXISTS { ... }``
     (not one of a FILTER's alternatives: "2009" || "2010" is said by either), and of a period within one year
     inside it ("2009-01-01" .. "2009-12-31": "in 2009"). Not a lone date inside (a validity test at a point in
     time: WebQSP's "now", ``2015-08-10``, which "who is the governor" says by its tense)."""
-    try:
-        code = code_tokens(lex(expand_codepoint_escapes(logical_form)))
-    except LogicalFormError:
-        return []
-    texts = [t.text.lower() for t in code]
-    inside, alternatives = _inside_exists(texts), _alternative_spans(texts)
+    code, texts, alternatives = lexed
+    inside = _inside_exists(texts)
     outside: set[str] = set()
     within: dict[str, set[str]] = {}
     for i, token in enumerate(code[:-2]):
@@ -622,15 +634,20 @@ def _alternative_spans(tokens: list[str]) -> list[tuple[int, int]]:
         start = next((j for j in range(i + 1, len(tokens)) if tokens[j] == opener), None)
         if start is None:
             continue
-        depth, end = 0, len(tokens)
-        for j in range(start, len(tokens)):
-            depth += {"(": 1, "{": 1, ")": -1, "}": -1}.get(tokens[j], 0)
-            if depth == 0:
-                end = j + 1
-                break
+        end = _group_end(tokens, start)
         if token == "values" or "||" in tokens[start:end]:
             spans.append((i, end))
     return spans
+
+
+def _group_end(tokens: list[str], start: int) -> int:
+    """Just past the bracket that closes the one at ``start`` (the end where none does)."""
+    depth = 0
+    for j in range(start, len(tokens)):
+        depth += {"(": 1, "{": 1, ")": -1, "}": -1}.get(tokens[j], 0)
+        if depth == 0:
+            return j + 1
+    return len(tokens)
 
 
 def _equals_a_value(code: list[Token], equals: int) -> bool:
@@ -660,7 +677,8 @@ def _sparql_facts(tokens: list[str], logical_form: str) -> _Facts:
                 name.append(word)
             if name not in values:
                 values.append(name)
-    for literal in _condition_literals(logical_form):
+    lexed = _lexed(logical_form)
+    for literal in _condition_literals(lexed):
         if literal not in values:
             values.append(literal)
     comparisons: list[_Comparison] = []
@@ -687,36 +705,26 @@ def _sparql_facts(tokens: list[str], logical_form: str) -> _Facts:
             comparisons.append((op, frozenset(w for w in bound if w.isalnum() and w not in prefixes), ()))
     aggregates = ["count"] if "count" in tokens else []
     orderings: list[_Ordering] = []
+    order_by = any(tokens[i : i + 2] == ["order", "by"] for i in range(len(tokens) - 1))
     if "order" in tokens and "limit" in tokens and tokens[tokens.index("limit") + 1: tokens.index("limit") + 2] == ["1"]:
         aggregates.append("superlative")
-        if any(tokens[i : i + 2] == ["order", "by"] for i in range(len(tokens) - 1)):
+        if order_by:
             orderings.append(_sparql_ordering(tokens, prefixes))
-    ordered = any(tokens[i : i + 2] == ["order", "by"] for i in range(len(tokens) - 1)) or any(
-        tokens[i : i + 2] in (["max", "("], ["min", "("]) for i in range(len(tokens) - 1))
-    return _Facts(values, comparisons, aggregates, orderings, negations=_sparql_negations(logical_form),
-                  ordered=ordered, years=_dated_years(logical_form))
+    ordered = order_by or any(tokens[i : i + 2] in (["max", "("], ["min", "("]) for i in range(len(tokens) - 1))
+    return _Facts(values, comparisons, aggregates, orderings, negations=_sparql_negations(lexed), ordered=ordered,
+                  years=_dated_years(lexed))
 
 
-def _sparql_negations(logical_form: str) -> int:
+def _sparql_negations(lexed: _Lexed) -> int:
     """The query's ``NOT EXISTS`` and ``MINUS`` groups, less those in a FILTER with ``||``: WebQSP's validity test
     ``FILTER(NOT EXISTS {?y ns:from ?a} || EXISTS {...})`` negates nothing that a question says."""
-    try:
-        code = code_tokens(lex(expand_codepoint_escapes(logical_form)))
-    except LogicalFormError:
-        return 0
-    texts = [t.text.lower() for t in code]
-    alternatives = _alternative_spans(texts)
+    code, texts, alternatives = lexed
     negations = 0
     for i in range(len(texts) - 1):
         if texts[i : i + 2] not in (["not", "exists"], ["minus", "{"]) or any(a <= i < b for a, b in alternatives):
             continue
         opened = texts.index("{", i) if "{" in texts[i:] else len(texts)
-        depth, end = 0, len(texts)
-        for j in range(opened, len(texts)):
-            depth += {"{": 1, "}": -1}.get(texts[j], 0)
-            if depth == 0:
-                end = j
-                break
+        end = _group_end(texts, opened)
         # the words of the last segment of each relation there ("ns:people.marriage.to" -> to; not a variable's name)
         relations = {w for t in code[opened:end] if t.kind in ("pname", "iri")
                      for w in re.split(r"[^a-z]+", re.split(r"[.:/#]", t.text.lower().rstrip(">"))[-1]) if w}
