@@ -86,6 +86,8 @@ SUPERLATIVES = {
     "time": ({"latest", "newest", "youngest", "last", "recent"}, {"earliest", "oldest", "first"}),
     "age": ({"oldest", "eldest"}, {"youngest"}),
     "length": ({"longest"}, {"shortest"}),
+    "weight": ({"heaviest"}, {"lightest"}),
+    "speed": ({"fastest"}, {"slowest"}),
 }
 KIND_WORDS = {
     "height": {"height", "elevation", "tall"},
@@ -93,6 +95,8 @@ KIND_WORDS = {
              "start", "end", "opened", "established", "died", "death"},
     "age": {"age"},
     "length": {"length", "duration"},
+    "weight": {"weight", "mass"},
+    "speed": {"speed"},
 }
 _COMMON_WORDS = {"first", "last"}  # superlatives of time, but too common to fail a question ("first name")
 # Superlatives that a query without MAX, MIN or ORDER BY does not ask ("the highest score" for a plain SELECT);
@@ -107,6 +111,7 @@ SUPERLATIVES_OF_QUERY_WORDS = {
     "min": {"minimum", "least", "lowest", "smallest", "fewest"},
     "top": {"top", "highest"}, "long": {"longest"}, "big": {"biggest"}, "large": {"largest"},
     "small": {"smallest"}, "tall": {"tallest"}, "old": {"oldest"}, "young": {"youngest"}, "short": {"shortest"},
+    "heavy": {"heaviest"}, "light": {"lightest"}, "fast": {"fastest"}, "slow": {"slowest"},
 }
 # Words that state an aggregate the query may lack: aggregate -> (its words, the query's words that let them be
 # said otherwise: a column "Avg. finish" is asked "the average finish"). Not "how many" or "number": they ask a

@@ -27,6 +27,9 @@ HEIGHT = "SELECT name FROM lighthouses WHERE region = 'North Shore' AND \"Year l
     ("SELECT name FROM t WHERE keepers <= 3", "which lighthouse has the most 3 keepers ?",
      ["comparison < not stated", "superlative stated (most) but the query orders nothing"]),
     ("SELECT name FROM t WHERE keepers > 3", "which lighthouse has more than 3 keepers ?", []),
+    ("SELECT weight FROM t WHERE region = 'x'", "what is the heaviest weight in x ?",
+     ["superlative stated (heaviest) but the query orders nothing"]),
+    ('SELECT "Driver" FROM t WHERE "Fastest lap" = \'x\'', "which driver had the fastest lap of x ?", []),
     ("SELECT COUNT(name) FROM t WHERE region = 'x'", "how many lighthouses are in x ?", []),
     ("SELECT COUNT(name) FROM t WHERE region = 'x'", "what is the number of lighthouses in x ?", []),
     ("SELECT COUNT(name) FROM t WHERE region = 'x'", "which lighthouses are in x ?", ["aggregate COUNT not stated"]),
@@ -281,6 +284,14 @@ def test_first_passing_picks_the_best_candidate_that_passes() -> None:
     ('SELECT MIN("Points") FROM t WHERE region = \'x\'', "what is the most minimal points in x ?", []),
     ('SELECT MIN("Rank") FROM t WHERE region = \'x\'', "what is the highest rank in x ?", []),  # smaller is better
     ('SELECT MAX("Crowd") FROM t WHERE region = \'x\'', "what was the largest crowd in x ?", []),
+    # weight and speed have superlatives of their own
+    ('SELECT MAX("Weight") FROM t WHERE team = \'x\'', "what is the heaviest weight in x ?", []),
+    ('SELECT MAX("Weight") FROM t WHERE team = \'x\'', "what is the lightest weight in x ?",
+     ["superlative lightest does not state the largest weight"]),
+    ('SELECT MIN("Height") FROM t WHERE team = \'x\'', "who is the lightest player in x ?",
+     ["superlative lightest does not state the smallest height"]),
+    ('SELECT MAX("Speed") FROM t WHERE team = \'x\'', "what is the slowest speed in x ?",
+     ["superlative slowest does not state the largest speed"]),
 ])
 def test_a_superlative_fits_the_attribute_and_the_direction_of_max_and_min(sql: str, question: str,
                                                                             failures: list[str]) -> None:
