@@ -1,16 +1,18 @@
 """Adaptation to a domain the model never saw: a generator trained with the default model's recipe on
-WebQSP alone, fine-tuned (``--init-from``) on 500 pairs of our WikiSQL training split within a time
-budget, against the same 500 pairs trained from scratch for the same time, and against the default
-model (trained on the whole WikiSQL training split beside WebQSP): corpus BLEU on the full WikiSQL dev set.
+WebQSP (and qgen's demo pairs), fine-tuned (``--init-from``) on N pairs of our WikiSQL training split within a
+time budget, against the same pairs trained from scratch for the same time, and against the default model
+(trained on the whole WikiSQL training split beside WebQSP): corpus BLEU on the full WikiSQL dev set.
 
     python benchmarks/adaptation.py base      # the WebQSP-only model (the default model's recipe)
     python benchmarks/adaptation.py adapt     # fine-tune it on 500 WikiSQL pairs, 600 s, two threads
     qgen preprocess data/demo/train_pairs.jsonl --out out/adaptation/demo-prep
     python benchmarks/adaptation.py base-sql  # WebQSP + the bundled demo pairs (SQL over invented tables)
-    python benchmarks/adaptation.py adapt --base base-sql
-    python benchmarks/adaptation.py scratch   # the same pairs and budget from scratch
-    python benchmarks/adaptation.py report    # score both on WikiSQL dev, write the results
+    python benchmarks/adaptation.py adapt --base base-sql [--pairs 2000]   # other counts: the learning curve
+    python benchmarks/adaptation.py scratch [--pairs 2000]   # the same pairs and budget from scratch
+    python benchmarks/adaptation.py report    # score every run on WikiSQL dev, write the results
 
+Every step takes ``--prep`` (the folder of ``qgen preprocess webqsp|wikisql``'s outputs). ``report`` scores
+each run once (its metrics are kept beside its predictions in ``--work``) and writes one row a run.
 Results: ``benchmarks/results/adaptation/`` (metrics.json, README.md).
 """
 from __future__ import annotations
@@ -36,6 +38,7 @@ from qgen.version import code_version
 
 MODEL = replace(VARIANTS[default_model.MODEL].model, **default_model.SIZES)
 ADAPTED = {"base": "adapted", "base-sql": "adapted-from-base-sql"}  # each base's adapted model's folder
+DEFAULT_PAIRS = 500  # the issue's example: a user's few hundred seed pairs
 
 
 def _config(args: argparse.Namespace, **changes) -> TrainConfig:
@@ -62,6 +65,8 @@ def base_sql(args: argparse.Namespace) -> None:
 
 def _few(args: argparse.Namespace):
     train_pairs, valid_pairs, _ = dataset_pairs("wikisql", args.prep / "wikisql", True)
+    if not 1 <= args.pairs <= len(train_pairs):
+        raise SystemExit(f"--pairs {args.pairs}: the WikiSQL training split has {len(train_pairs)} pairs")
     return random.Random(args.seed).sample(train_pairs, args.pairs), valid_pairs
 
 
@@ -71,46 +76,75 @@ def adapt(args: argparse.Namespace) -> None:
     cfg = _config(args, epochs=args.epochs, max_seconds=args.budget, init_from=str(args.work / args.base / "best.pt"),
                   learning_rate=args.learning_rate or default_model.RECIPE["learning_rate"])
     started = time.perf_counter()
-    out = args.work / (ADAPTED[args.base] + (f"-lr{args.learning_rate:g}" if args.learning_rate else ""))
+    out = args.work / (ADAPTED[args.base] + (f"-lr{args.learning_rate:g}" if args.learning_rate else "") + _sized(args))
     train(few, valid_pairs, MODEL, cfg, out, print, task_metadata("generate", ["sql"], True))
-    print(f"adapted in {time.perf_counter() - started:.0f} s")
+    _record_run(args, out, time.perf_counter() - started, base=args.base)
 
 
 def scratch(args: argparse.Namespace) -> None:
     few, valid_pairs = _few(args)
     torch.set_num_threads(args.threads)
     started = time.perf_counter()
-    train(few, valid_pairs, MODEL, _config(args, epochs=args.epochs, max_seconds=args.budget), args.work / "scratch",
+    out = args.work / ("scratch" + _sized(args))
+    train(few, valid_pairs, MODEL, _config(args, epochs=args.epochs, max_seconds=args.budget), out,
           print, task_metadata("generate", ["sql"], True))
-    print(f"trained in {time.perf_counter() - started:.0f} s")
+    _record_run(args, out, time.perf_counter() - started, base=None)
+
+
+def _sized(args: argparse.Namespace) -> str:
+    """A run's folder suffix: the learning curve's runs (``--pairs``) sit beside the 500-pair ones."""
+    return "" if args.pairs == DEFAULT_PAIRS else f"-{args.pairs}pairs"
+
+
+def _record_run(args: argparse.Namespace, out: Path, seconds: float, base: str | None) -> None:
+    """What ``report`` needs to put a run in its row: its seed pairs, its base, its wall time and threads."""
+    run = {"pairs": args.pairs, "base": base, "budget_s": args.budget, "threads": args.threads,
+           "learning_rate": args.learning_rate, "wall_seconds": round(seconds, 1), "commit": code_version()}
+    (out / "run.json").write_text(json.dumps(run, indent=2) + "\n")
+    print(f"trained in {seconds:.0f} s")
+
+
+def _scored(checkpoint: Path, dev, args: argparse.Namespace, name: str) -> dict:
+    """WikiSQL dev metrics of one checkpoint, kept beside its predictions and reused while the checkpoint is
+    older (a report after one more learning-curve run decodes that run only)."""
+    kept = args.work / f"eval-{name}" / "metrics.json"
+    if kept.is_file() and kept.stat().st_mtime > checkpoint.stat().st_mtime:
+        return json.loads(kept.read_text())
+    metrics = evaluate_checkpoint(checkpoint, dev, args.beam, kept.parent)
+    kept.write_text(json.dumps(metrics, indent=2) + "\n")
+    return metrics
 
 
 def report(args: argparse.Namespace) -> None:
     torch.set_num_threads(args.threads)
     _, _, dev = dataset_pairs("wikisql", args.prep / "wikisql", True)
     figures = {}
-    for name in ("base", "adapted", "base-sql", "adapted-from-base-sql", "scratch"):
+    runs = ["base", "base-sql"] + sorted(p.parent.name for p in args.work.glob("*/run.json"))
+    for name in runs:
         checkpoint = args.work / name / "best.pt"
         if checkpoint.is_file():
-            metrics = evaluate_checkpoint(checkpoint, dev, args.beam, args.work / f"eval-{name}")
+            metrics = _scored(checkpoint, dev, args, name)
             history = read_payload(checkpoint).get("history") or []
             figures[name] = {"bleu": metrics["full"]["bleu_corpus"], "epochs": len(history),
                              "train_seconds": round(sum(h["seconds"] for h in history), 1)}
+            run = args.work / name / "run.json"
+            if run.is_file():
+                figures[name].update(json.loads(run.read_text()))
             print(name, figures[name])
     # The whole-domain model: the shipped default (it saw WebQSP too), scored here on the same dev set.
-    default = evaluate_checkpoint(resolve_model("default"), dev, args.beam, args.work / "eval-default")["full"]
+    default = _scored(resolve_model("default"), dev, args, "default")["full"]
     figures["default_whole_domain"] = {"bleu": default["bleu_corpus"]}
     print("default", figures["default_whole_domain"])
-    ratios = {name: figures[name]["bleu"] / default["bleu_corpus"] for name in ADAPTED.values() if name in figures}
-    result = {"figures": figures, "adapted_over_whole_domain": ratios, "pairs": args.pairs, "budget_s": args.budget,
+    ratios = {name: figures[name]["bleu"] / default["bleu_corpus"]
+              for name in figures if figures[name].get("pairs") is not None}
+    result = {"figures": figures, "of_whole_domain": ratios, "budget_s": args.budget,
               "threads": args.threads, "beam": args.beam, "device": "cpu", "commit": code_version(),
               "split": "WikiSQL: pairs drawn (seed) from our training split (official test minus a table-disjoint "
                        "tenth), validation on that tenth, scores on the full official dev set (8,421)",
-              "command": "python benchmarks/adaptation.py base && python benchmarks/adaptation.py adapt && "
-                         "qgen preprocess data/demo/train_pairs.jsonl --out out/adaptation/demo-prep && "
+              "command": "qgen preprocess data/demo/train_pairs.jsonl --out out/adaptation/demo-prep && "
                          "python benchmarks/adaptation.py base-sql && python benchmarks/adaptation.py adapt "
-                         "--base base-sql && python benchmarks/adaptation.py scratch && "
-                         "python benchmarks/adaptation.py report"}
+                         "--base base-sql [--pairs N] && python benchmarks/adaptation.py scratch [--pairs N] && "
+                         "python benchmarks/adaptation.py report (each with --prep out/benchmarks/prep)"}
     out = args.results
     out.mkdir(parents=True, exist_ok=True)
     (out / "metrics.json").write_text(json.dumps(result, indent=2) + "\n")
@@ -126,7 +160,8 @@ def main() -> None:
     parser.add_argument("--prep", type=Path, default=Path("out"), help="Holds webqsp/ and wikisql/ from qgen preprocess.")
     parser.add_argument("--work", type=Path, default=Path("out/adaptation"))
     parser.add_argument("--results", type=Path, default=Path("benchmarks/results/adaptation"))
-    parser.add_argument("--pairs", type=int, default=500)
+    parser.add_argument("--pairs", type=int, default=DEFAULT_PAIRS,
+                        help="Seed pairs drawn from the WikiSQL training split (other counts: the learning curve).")
     parser.add_argument("--budget", type=float, default=600.0, help="Seconds of adaptation (and of scratch training).")
     parser.add_argument("--epochs", type=int, default=40)
     parser.add_argument("--learning-rate", type=float, default=None,
