@@ -9,6 +9,7 @@ time budget, against the same pairs trained from scratch for the same time, and 
     python benchmarks/adaptation.py base-sql  # WebQSP + the bundled demo pairs (SQL over invented tables)
     python benchmarks/adaptation.py adapt --base base-sql [--pairs 2000]   # other counts: the learning curve
     python benchmarks/adaptation.py scratch [--pairs 2000]   # the same pairs and budget from scratch
+    python benchmarks/adaptation.py self-train --base base-sql --unlabeled 8000   # an experiment (see there)
     python benchmarks/adaptation.py report    # score every run on WikiSQL dev, write the results
 
 Every step takes ``--prep`` (the folder of ``qgen preprocess webqsp|wikisql``'s outputs). ``report`` scores
@@ -91,6 +92,62 @@ def scratch(args: argparse.Namespace) -> None:
     _record_run(args, out, time.perf_counter() - started, base=None)
 
 
+def self_train(args: argparse.Namespace) -> None:
+    """Self-training, an experiment: a user adapting qgen holds many more logical forms of the domain than
+    questions (the logical forms are what they want questions for). Within the one budget: a teacher adapted
+    on the seed pairs (``--teacher-epochs``) asks ``--unlabeled`` other logical forms of the training split
+    (greedy), the questions that pass the faithfulness audit become pairs, and a student adapted from the
+    same base on the seed pairs and these learns the rest of the budget. The choice of the student's start
+    (the base, not the teacher) follows He et al. (2020), "Revisiting self-training for neural sequence
+    generation": a fresh student on the pseudo pairs, which the teacher has not already overfitted."""
+    from qgen.checkpoint import load_checkpoint
+    from qgen.data import sequential_batches
+    from qgen.decode import greedy
+    from qgen.model.batch import make_batch
+    from qgen.synth.audit import audit_pair
+
+    started = time.perf_counter()
+    few, valid_pairs = _few(args)
+    torch.set_num_threads(args.threads)
+    meta = task_metadata("generate", ["sql"], True)
+    base = str(args.work / args.base / "best.pt")
+    teacher = args.work / ("self-train-teacher" + _sized(args))
+    train(few, valid_pairs, MODEL, _config(args, epochs=args.teacher_epochs, max_seconds=args.budget, init_from=base),
+          teacher, print, meta)
+    seed_ids = {p.id for p in few}
+    pool, _, _ = dataset_pairs("wikisql", args.prep / "wikisql", True)
+    unlabeled = random.Random(args.seed + 1).sample([p for p in pool if p.id not in seed_ids], args.unlabeled)
+    forms = _logical_forms(args.prep / "wikisql" / "test.parquet", {p.id for p in unlabeled})
+    model, src_vocab, tgt_vocab, _ = load_checkpoint(teacher / "best.pt", "cpu")
+    pseudo = []
+    with torch.inference_mode():
+        for chunk in sequential_batches(unlabeled, 64):
+            batch = make_batch([p.src for p in chunk], None, src_vocab, tgt_vocab, model.cfg.copy)
+            for pair, hyp, oovs in zip(chunk, greedy(model, batch), batch.oovs):
+                question = tgt_vocab.decode(hyp.ids, oovs)
+                lf, lf_tokens = forms[pair.id]
+                if question and audit_pair("sql", lf, lf_tokens, " ".join(question)).passed:
+                    pseudo.append(replace(pair, tgt=question))
+    asked = time.perf_counter() - started
+    print(f"teacher and pseudo pairs: {len(pseudo)} of {len(unlabeled)} questions pass the audit ({asked:.0f} s)")
+    out = args.work / ("self-trained" + _sized(args))
+    train(few + pseudo, valid_pairs, MODEL, _config(args, epochs=args.epochs, max_seconds=max(args.budget - asked, 0),
+                                                    init_from=base), out, print, meta)
+    _record_run(args, out, time.perf_counter() - started, base=args.base)
+    run = json.loads((out / "run.json").read_text())
+    run.update({"unlabeled": len(unlabeled), "pseudo_pairs": len(pseudo), "teacher_epochs": args.teacher_epochs,
+                "teacher_and_pseudo_seconds": round(asked, 1)})
+    (out / "run.json").write_text(json.dumps(run, indent=2) + "\n")
+
+
+def _logical_forms(path: Path, ids: set[str]) -> dict[str, tuple[str, list[str]]]:
+    """id -> (logical form, its tokens) of a preprocessed examples file, for the audit."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path, columns=["id", "logical_form", "lf_tokens"]).to_pylist()
+    return {row["id"]: (row["logical_form"], row["lf_tokens"]) for row in table if row["id"] in ids}
+
+
 def _sized(args: argparse.Namespace) -> str:
     """A run's folder suffix: the learning curve's runs (``--pairs``) sit beside the 500-pair ones."""
     return "" if args.pairs == DEFAULT_PAIRS else f"-{args.pairs}pairs"
@@ -153,7 +210,7 @@ def report(args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("step", choices=("base", "base-sql", "adapt", "scratch", "report"))
+    parser.add_argument("step", choices=("base", "base-sql", "adapt", "scratch", "self-train", "report"))
     parser.add_argument("--base", choices=tuple(ADAPTED), default="base", help="The model that adapt starts from.")
     parser.add_argument("--demo-prep", type=Path, default=Path("out/adaptation/demo-prep"),
                         help="qgen preprocess data/demo/train_pairs.jsonl --out DIR (for base-sql).")
@@ -167,11 +224,15 @@ def main() -> None:
     parser.add_argument("--learning-rate", type=float, default=None,
                         help="adapt's (default: the recipe's; a folder of its own, -lrX, when given)")
     parser.add_argument("--max-seconds", type=float, default=None, help="The base model's time budget.")
+    parser.add_argument("--unlabeled", type=int, default=4000,
+                        help="self-train: logical forms of the domain without their questions, asked by the teacher")
+    parser.add_argument("--teacher-epochs", type=int, default=6, help="self-train: the teacher's epochs")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--beam", type=int, default=4)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    {"base": base, "base-sql": base_sql, "adapt": adapt, "scratch": scratch, "report": report}[args.step](args)
+    {"base": base, "base-sql": base_sql, "adapt": adapt, "scratch": scratch, "self-train": self_train,
+     "report": report}[args.step](args)
 
 
 if __name__ == "__main__":
