@@ -11,6 +11,8 @@ that pass. A pair passes when its question
   inclusive as the query is ("more than 5" is not ``>= 5``, "5 or more" not ``> 5``, "no more than 5" is ``<= 5``);
 - states each aggregate (``AGGREGATE_WORDS``: "how many" / "number of" for COUNT, "total" for SUM,
   "average" for AVG, a superlative for MAX / MIN and for SPARQL's ``ORDER BY ... LIMIT 1``);
+- says how many an ordered query asks for when it asks for more than one (``ORDER BY ... LIMIT 5``: "the 5
+  tallest", "the top five");
 - says a superlative that fits what is ordered and which way (``SUPERLATIVES``): the largest birth
   date is the youngest person, not the tallest; where the ordered attribute's words name no kind
   there, only the plain words' direction is checked ("lowest" is not MAX), and rank-like attributes
@@ -202,6 +204,7 @@ class _Facts(NamedTuple):
     years: Sequence[tuple[str, bool]] = ()  # years the question must say, each a period's or not (``_dated_years``)
     value_words: frozenset[str] = frozenset()  # the words of the values
     lf_words: frozenset[str] = frozenset()  # the query's words: its tokens, its text's and its values'
+    limit: int = 0  # k of an ordered query's LIMIT k > 1 ("the 5 largest"): the question must say how many
 
 
 def _facts(lf_type: str, logical_form: str, lf_tokens: Sequence[str]) -> _Facts | None:
@@ -243,6 +246,8 @@ def _check(facts: _Facts | None, question: str) -> AuditResult:
             failures.append(f"comparison stated ({', '.join(stated)}) but the query has none")
     if not (failures and failures[-1].startswith("comparison stated")):  # said once
         failures.extend(_equality_failures(words, facts.equalities, lf_words, facts.values))
+    if facts.limit and not _says_count(words, facts.limit):
+        failures.append(f"limit {facts.limit} not stated (the query asks for the first {facts.limit} in its order)")
     if facts.negations and not _says_negation(words, lf_words):
         failures.append("negation not stated (the query has != or NOT EXISTS)")
     stated_all = True
@@ -369,6 +374,15 @@ def _holds(words: list[str], value: Sequence[str]) -> bool:
 
 
 _NUMBER = re.compile(r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
+
+
+NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+                "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty")
+
+
+def _says_count(words: list[str], count: int) -> bool:
+    """Whether the question says ``count`` (an ordered query's LIMIT): "the 5 largest", "the top five"."""
+    return any(_number(w) == count for w in words) or (count < len(NUMBER_WORDS) and NUMBER_WORDS[count] in words)
 
 
 def _number(word: str) -> Decimal | None:
@@ -544,7 +558,10 @@ def _sql_facts(sql: str) -> _Facts:
         if isinstance(node, (exp.Max, exp.Min)):
             orderings.append((_column_words(node), isinstance(node, exp.Max)))
     ordered = bool(orderings) or tree.args.get("order") is not None
-    return _Facts(values, comparisons, aggregates, orderings, equalities, negations, ordered)
+    limit = tree.args.get("limit")
+    count = _number(str(limit.expression.this)) if limit is not None and isinstance(limit.expression, exp.Literal) else None
+    return _Facts(values, comparisons, aggregates, orderings, equalities, negations, ordered,
+                  limit=int(count) if ordered and count is not None and count > 1 else 0)
 
 
 def _column_words(node: Any) -> frozenset[str]:
@@ -716,8 +733,9 @@ def _sparql_facts(tokens: list[str], logical_form: str) -> _Facts:
         if order_by:
             orderings.append(_sparql_ordering(tokens, prefixes))
     ordered = order_by or any(tokens[i : i + 2] in (["max", "("], ["min", "("]) for i in range(len(tokens) - 1))
+    count = _number(tokens[tokens.index("limit") + 1]) if "limit" in tokens[:-1] else None
     return _Facts(values, comparisons, aggregates, orderings, negations=_sparql_negations(lexed), ordered=ordered,
-                  years=_dated_years(lexed))
+                  years=_dated_years(lexed), limit=int(count) if order_by and count is not None and count > 1 else 0)
 
 
 def _sparql_negations(lexed: _Lexed) -> int:

@@ -74,7 +74,9 @@ TWO_NAMES = PREFIX + "SELECT ?x WHERE { ns:m.01 ns:near ?x . ns:m.02 ns:near ?x 
     (TALLEST, "what is the height of gull point ?", ["aggregate SUPERLATIVE not stated"]),
     (TALLEST, "what is the height of harrow head ?",
      ["value 'gull point' not in the question", "aggregate SUPERLATIVE not stated"]),
-    (FIRST_FEW, "what is the height of gull point ?", []),  # LIMIT 3 is no superlative
+    # LIMIT 3 is no superlative, but the question says how many
+    (FIRST_FEW, "what is the height of gull point ?", ["limit 3 not stated (the query asks for the first 3 in its order)"]),
+    (FIRST_FEW, "what are the 3 heights of gull point ?", []),
     (COUNTED, "how many keepers of gull point are over 30 ?", []),
     (COUNTED, "which keepers of gull point are over 30 ?", ["aggregate COUNT not stated"]),
     (COUNTED, "how many keepers of gull point are older than 30 ?", []),  # the attribute is an age
@@ -528,3 +530,24 @@ def test_birth_and_death_and_sparql_dates_said_otherwise() -> None:
     single = PREFIX + 'SELECT ?x WHERE { ?x ns:released "2009-04-08"^^xsd:date . }'
     assert audit_pair("sparql", single, sparql_tokens(single), "what was released in the 2000s ?").failures == (
         "year 2009 not in the question",)
+
+
+TOP = DEMO + "?x schema:height ?sk0 . } ORDER BY DESC(?sk0) LIMIT "
+
+
+@pytest.mark.parametrize("lf, question, failures", [
+    (TOP + "5", "who are the 5 tallest directors of iron meadow ?", []),
+    (TOP + "5", "who are the five tallest directors of iron meadow ?", []),
+    (TOP + "5", "who is the tallest director of iron meadow ?",
+     ["limit 5 not stated (the query asks for the first 5 in its order)"]),
+    (TOP + "1", "who is the tallest director of iron meadow ?", []),
+    ("SELECT name FROM t ORDER BY height DESC LIMIT 3", "which are the 3 tallest lighthouses ?", []),
+    ("SELECT name FROM t ORDER BY height DESC LIMIT 3", "which is the tallest lighthouse ?",
+     ["limit 3 not stated (the query asks for the first 3 in its order)"]),
+    ("SELECT name FROM t WHERE region = 'x' LIMIT 3", "which lighthouses are in x ?", []),  # no order: any three
+])
+def test_an_ordered_query_that_asks_for_more_than_one_says_how_many(lf: str, question: str,
+                                                                    failures: list[str]) -> None:
+    lf_type = "sql" if lf.startswith("SELECT name") else "sparql"
+    tokens = sparql_tokens(lf) if lf_type == "sparql" else []
+    assert list(audit_pair(lf_type, lf, tokens, question).failures) == failures
