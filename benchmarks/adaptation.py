@@ -106,17 +106,24 @@ def self_train(args: argparse.Namespace) -> None:
     from qgen.model.batch import make_batch
     from qgen.synth.audit import audit_pair
 
+    if args.learning_rate:
+        raise SystemExit("--learning-rate: self-train runs at the recipe's learning rate")
     started = time.perf_counter()
     few, valid_pairs = _few(args)
     torch.set_num_threads(args.threads)
     meta = task_metadata("generate", ["sql"], True)
     base = str(args.work / args.base / "best.pt")
-    teacher = args.work / ("self-train-teacher" + _sized(args))
+    # A run's folders name what it was given (``train`` resumes a folder's last.pt: another setting needs another)
+    named = f"-from-{args.base}{_sized(args)}-{args.teacher_epochs}epochs-{args.unlabeled}unlabeled"
+    teacher = args.work / ("self-train-teacher" + named)
     train(few, valid_pairs, MODEL, _config(args, epochs=args.teacher_epochs, max_seconds=args.budget, init_from=base),
           teacher, print, meta)
     seed_ids = {p.id for p in few}
     pool, _, _ = dataset_pairs("wikisql", args.prep / "wikisql", True)
-    unlabeled = random.Random(args.seed + 1).sample([p for p in pool if p.id not in seed_ids], args.unlabeled)
+    others = [p for p in pool if p.id not in seed_ids]
+    if not 1 <= args.unlabeled <= len(others):
+        raise SystemExit(f"--unlabeled {args.unlabeled}: the training split has {len(others)} pairs beside the seed pairs")
+    unlabeled = random.Random(args.seed + 1).sample(others, args.unlabeled)
     forms = _logical_forms(args.prep / "wikisql" / "test.parquet", {p.id for p in unlabeled})
     model, src_vocab, tgt_vocab, _ = load_checkpoint(teacher / "best.pt", "cpu")
     pseudo = []
@@ -130,7 +137,7 @@ def self_train(args: argparse.Namespace) -> None:
                     pseudo.append(replace(pair, tgt=question))
     asked = time.perf_counter() - started
     print(f"teacher and pseudo pairs: {len(pseudo)} of {len(unlabeled)} questions pass the audit ({asked:.0f} s)")
-    out = args.work / ("self-trained" + _sized(args))
+    out = args.work / ("self-trained" + named)
     train(few + pseudo, valid_pairs, MODEL, _config(args, epochs=args.epochs, max_seconds=max(args.budget - asked, 0),
                                                     init_from=base), out, print, meta)
     _record_run(args, out, time.perf_counter() - started, base=args.base)
@@ -166,7 +173,9 @@ def _scored(checkpoint: Path, dev, args: argparse.Namespace, name: str) -> dict:
     older (a report after one more learning-curve run decodes that run only)."""
     kept = args.work / f"eval-{name}" / "metrics.json"
     if kept.is_file() and kept.stat().st_mtime > checkpoint.stat().st_mtime:
-        return json.loads(kept.read_text())
+        metrics = json.loads(kept.read_text())
+        if metrics["variant"]["beam"] == args.beam and metrics["full"]["n"] == len(dev):  # scored as asked now
+            return metrics
     metrics = evaluate_checkpoint(checkpoint, dev, args.beam, kept.parent)
     kept.write_text(json.dumps(metrics, indent=2) + "\n")
     return metrics
@@ -201,6 +210,7 @@ def report(args: argparse.Namespace) -> None:
               "command": "qgen preprocess data/demo/train_pairs.jsonl --out out/adaptation/demo-prep && "
                          "python benchmarks/adaptation.py base-sql && python benchmarks/adaptation.py adapt "
                          "--base base-sql [--pairs N] && python benchmarks/adaptation.py scratch [--pairs N] && "
+                         "python benchmarks/adaptation.py self-train --base base-sql --unlabeled 8000 && "
                          "python benchmarks/adaptation.py report (each with --prep out/benchmarks/prep)"}
     out = args.results
     out.mkdir(parents=True, exist_ok=True)

@@ -89,7 +89,6 @@ SUPERLATIVES = {
     "age": ({"oldest", "eldest"}, {"youngest"}),
     "length": ({"longest"}, {"shortest"}),
     "weight": ({"heaviest"}, {"lightest"}),
-    "speed": ({"fastest"}, {"slowest"}),
 }
 KIND_WORDS = {
     "height": {"height", "elevation", "tall"},
@@ -98,7 +97,6 @@ KIND_WORDS = {
     "age": {"age"},
     "length": {"length", "duration"},
     "weight": {"weight", "mass"},
-    "speed": {"speed"},
 }
 _COMMON_WORDS = {"first", "last"}  # superlatives of time, but too common to fail a question ("first name")
 # Superlatives that a query without MAX, MIN or ORDER BY does not ask ("the highest score" for a plain SELECT);
@@ -113,7 +111,7 @@ SUPERLATIVES_OF_QUERY_WORDS = {
     "min": {"minimum", "least", "lowest", "smallest", "fewest"},
     "top": {"top", "highest"}, "long": {"longest"}, "big": {"biggest"}, "large": {"largest"},
     "small": {"smallest"}, "tall": {"tallest"}, "old": {"oldest"}, "young": {"youngest"}, "short": {"shortest"},
-    "heavy": {"heaviest"}, "light": {"lightest"}, "fast": {"fastest"}, "slow": {"slowest"},
+    "heavy": {"heaviest"}, "light": {"lightest"},
 }
 # Words that state an aggregate the query may lack: aggregate -> (its words, the query's words that let them be
 # said otherwise: a column "Avg. finish" is asked "the average finish"). Not "how many" or "number": they ask a
@@ -382,7 +380,8 @@ NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "
 
 def _says_count(words: list[str], count: int) -> bool:
     """Whether the question says ``count`` (an ordered query's LIMIT): "the 5 largest", "the top five"."""
-    return any(_number(w) == count for w in words) or (count < len(NUMBER_WORDS) and NUMBER_WORDS[count] in words)
+    parts = [part for word in words for part in word.split("-")]  # "the top-5"
+    return any(_number(w) == count for w in parts) or (count < len(NUMBER_WORDS) and NUMBER_WORDS[count] in parts)
 
 
 def _number(word: str) -> Decimal | None:
@@ -558,10 +557,11 @@ def _sql_facts(sql: str) -> _Facts:
         if isinstance(node, (exp.Max, exp.Min)):
             orderings.append((_column_words(node), isinstance(node, exp.Max)))
     ordered = bool(orderings) or tree.args.get("order") is not None
-    limit = tree.args.get("limit")
+    limit = tree.args.get("limit")  # the statement's own: an ordered query asks for its first k rows
     count = _number(str(limit.expression.this)) if limit is not None and isinstance(limit.expression, exp.Literal) else None
+    sorted_rows = tree.args.get("order") is not None
     return _Facts(values, comparisons, aggregates, orderings, equalities, negations, ordered,
-                  limit=int(count) if ordered and count is not None and count > 1 else 0)
+                  limit=int(count) if sorted_rows and count is not None and count > 1 else 0)
 
 
 def _column_words(node: Any) -> frozenset[str]:
@@ -733,9 +733,18 @@ def _sparql_facts(tokens: list[str], logical_form: str) -> _Facts:
         if order_by:
             orderings.append(_sparql_ordering(tokens, prefixes))
     ordered = order_by or any(tokens[i : i + 2] in (["max", "("], ["min", "("]) for i in range(len(tokens) - 1))
-    count = _number(tokens[tokens.index("limit") + 1]) if "limit" in tokens[:-1] else None
+    count = _outer_limit(tokens)
     return _Facts(values, comparisons, aggregates, orderings, negations=_sparql_negations(lexed), ordered=ordered,
-                  years=_dated_years(lexed), limit=int(count) if order_by and count is not None and count > 1 else 0)
+                  years=_dated_years(lexed), limit=count if order_by and count is not None and count > 1 else 0)
+
+
+def _outer_limit(tokens: list[str]) -> int | None:
+    """The k of the query's own ``LIMIT k``: after its last "}" (not a subquery's, nor an entity's name "speed
+    limit 3", both inside the braces)."""
+    end = max((i for i, t in enumerate(tokens) if t == "}"), default=-1)
+    at = next((i for i in range(len(tokens) - 2, end, -1) if tokens[i] == "limit"), None)
+    count = _number(tokens[at + 1]) if at is not None else None
+    return int(count) if count is not None else None
 
 
 def _sparql_negations(lexed: _Lexed) -> int:
