@@ -728,21 +728,21 @@ def _sparql_facts(tokens: list[str], logical_form: str) -> _Facts:
     aggregates = ["count"] if "count" in tokens else []
     orderings: list[_Ordering] = []
     order_by = any(tokens[i : i + 2] == ["order", "by"] for i in range(len(tokens) - 1))
-    if "order" in tokens and "limit" in tokens and tokens[tokens.index("limit") + 1: tokens.index("limit") + 2] == ["1"]:
+    count = _ordered_limit(tokens)
+    if count == 1:
         aggregates.append("superlative")
-        if order_by:
-            orderings.append(_sparql_ordering(tokens, prefixes))
+        orderings.append(_sparql_ordering(tokens, prefixes))
     ordered = order_by or any(tokens[i : i + 2] in (["max", "("], ["min", "("]) for i in range(len(tokens) - 1))
-    count = _outer_limit(tokens)
     return _Facts(values, comparisons, aggregates, orderings, negations=_sparql_negations(lexed), ordered=ordered,
-                  years=_dated_years(lexed), limit=count if order_by and count is not None and count > 1 else 0)
+                  years=_dated_years(lexed), limit=count if count is not None and count > 1 else 0)
 
 
-def _outer_limit(tokens: list[str]) -> int | None:
-    """The k of the query's own ``LIMIT k``: after its last "}" (not a subquery's, nor an entity's name "speed
-    limit 3", both inside the braces)."""
-    end = max((i for i, t in enumerate(tokens) if t == "}"), default=-1)
-    at = next((i for i in range(len(tokens) - 2, end, -1) if tokens[i] == "limit"), None)
+def _ordered_limit(tokens: list[str]) -> int | None:
+    """The k of the first ``ORDER BY ... LIMIT k``, a subquery's too (WebQSP's "the first movie" orders the films
+    in one): an unordered LIMIT before it (a subquery's) or "limit" in an entity's name ("speed limit 3", in
+    the triples before any ORDER BY) is no ranking."""
+    start = next((i for i in range(len(tokens) - 1) if tokens[i : i + 2] == ["order", "by"]), None)
+    at = next((i for i in range(start or 0, len(tokens) - 1) if tokens[i] == "limit"), None) if start is not None else None
     count = _number(tokens[at + 1]) if at is not None else None
     return int(count) if count is not None else None
 

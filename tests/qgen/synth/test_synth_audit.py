@@ -545,11 +545,14 @@ TOP = DEMO + "?x schema:height ?sk0 . } ORDER BY DESC(?sk0) LIMIT "
     ("SELECT name FROM t WHERE region = 'x' LIMIT 3", "which lighthouses are in x ?", []),  # no order: any three
     ("SELECT name FROM t WHERE height = (SELECT MAX(height) FROM t) LIMIT 3", "which is the tallest lighthouse ?", []),
     (TOP + "5", "who are the top-5 tallest directors of iron meadow ?", []),
-    # the query's own LIMIT, not a subquery's, nor one in an entity's name
+    # the first ordered LIMIT, a subquery's too ("the tallest of the 10 shortest"), not an unordered one before it
     (DEMO + "{ SELECT ?x WHERE { ?x schema:height ?h } ORDER BY ?h LIMIT 10 } } ORDER BY DESC(?x) LIMIT 1",
-     "who is the tallest director of iron meadow ?", []),
+     "who is the tallest director of iron meadow ?", ["limit 10 not stated (the query asks for the first 10 in its order)"]),
     (DEMO + "{ SELECT ?x WHERE { ?x schema:height ?h } LIMIT 1 } } ORDER BY DESC(?x) LIMIT 5",
      "who is the tallest director of iron meadow ?", ["limit 5 not stated (the query asks for the first 5 in its order)"]),
+    (DEMO + "?x schema:name 'Speed Limit 3' . } ORDER BY DESC(?x) LIMIT 5",  # "limit" in a value is no LIMIT
+     "who are the directors of iron meadow named speed limit 3 ?",
+     ["limit 5 not stated (the query asks for the first 5 in its order)"]),
 ])
 def test_an_ordered_query_that_asks_for_more_than_one_says_how_many(lf: str, question: str,
                                                                     failures: list[str]) -> None:
