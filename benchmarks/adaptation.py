@@ -122,7 +122,8 @@ def self_train(args: argparse.Namespace) -> None:
     pool, _, _ = dataset_pairs("wikisql", args.prep / "wikisql", True)
     others = [p for p in pool if p.id not in seed_ids]
     if not 1 <= args.unlabeled <= len(others):
-        raise SystemExit(f"--unlabeled {args.unlabeled}: the training split has {len(others)} pairs beside the seed pairs")
+        raise SystemExit(f"--unlabeled {args.unlabeled}: the training split has {len(others)} pairs "
+                         "beside the seed pairs")
     unlabeled = random.Random(args.seed + 1).sample(others, args.unlabeled)
     forms = _logical_forms(args.prep / "wikisql" / "test.parquet", {p.id for p in unlabeled})
     model, src_vocab, tgt_vocab, _ = load_checkpoint(teacher / "best.pt", "cpu")

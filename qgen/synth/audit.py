@@ -557,11 +557,11 @@ def _sql_facts(sql: str) -> _Facts:
         if isinstance(node, (exp.Max, exp.Min)):
             orderings.append((_column_words(node), isinstance(node, exp.Max)))
     ordered = bool(orderings) or tree.args.get("order") is not None
-    limit = tree.args.get("limit")  # the statement's own: an ordered query asks for its first k rows
-    count = _number(str(limit.expression.this)) if limit is not None and isinstance(limit.expression, exp.Literal) else None
-    sorted_rows = tree.args.get("order") is not None
+    limit = tree.args.get("limit")  # the statement's own: with its ORDER BY, the query asks for its first k rows
+    k = limit.expression if limit is not None else None
+    count = _number(str(k.this)) if isinstance(k, exp.Literal) and tree.args.get("order") is not None else None
     return _Facts(values, comparisons, aggregates, orderings, equalities, negations, ordered,
-                  limit=int(count) if sorted_rows and count is not None and count > 1 else 0)
+                  limit=int(count) if count is not None and count > 1 else 0)
 
 
 def _column_words(node: Any) -> frozenset[str]:
@@ -742,7 +742,9 @@ def _ordered_limit(tokens: list[str]) -> int | None:
     in one): an unordered LIMIT before it (a subquery's) or "limit" in an entity's name ("speed limit 3", in
     the triples before any ORDER BY) is no ranking."""
     start = next((i for i in range(len(tokens) - 1) if tokens[i : i + 2] == ["order", "by"]), None)
-    at = next((i for i in range(start or 0, len(tokens) - 1) if tokens[i] == "limit"), None) if start is not None else None
+    if start is None:
+        return None
+    at = next((i for i in range(start, len(tokens) - 1) if tokens[i] == "limit"), None)
     count = _number(tokens[at + 1]) if at is not None else None
     return int(count) if count is not None else None
 
