@@ -120,16 +120,19 @@ SUPERLATIVES_OF_QUERY_WORDS = {
 UNASKED_AGGREGATES = {"avg": ({"average"}, {"avg", "average", "averages", "mean"}), "sum": ({"sum"}, {"sum"})}
 # Attributes that come in sets of siblings (a table's "Home team" and "Away team"): a question that says one of a
 # set where the query names another, and not it, asks about the other attribute ("home" for "Away team").
-SIBLING_WORDS = [{"home", "away"}, {"gold", "silver", "bronze"}, {"win", "loss"}, {"winner", "loser"},
+SIBLING_WORDS = [{"home", "away"}, {"gold", "silver", "bronze"}, {"win", "loss", "draw"}, {"winner", "loser", "runner-up"},
                  {"men", "women"}, {"mens", "womens"}, {"male", "female"}, {"minimum", "maximum"}, {"min", "max"},
                  {"first", "second", "third"}, {"actor", "director", "writer", "producer"},
                  {"actor", "director", "producer", "composer"},  # a composer "wrote" the song: no writer's sibling
                  {"father", "mother"}, {"son", "daughter"}, {"husband", "wife"}, {"brother", "sister"},
-                 {"birth", "death"}]
+                 {"birth", "death"}, {"for", "against"}]  # "for": only said right after a tally ("points for")
+TALLY_WORDS = {"points", "goals", "tries", "runs"}
 # One attribute, said in other forms (plurals, verbs: "directed by" is the director, "died" the death)
 _SIBLING_SPELLINGS = {
     "golds": "gold", "silvers": "silver", "bronzes": "bronze", "wins": "win", "won": "win", "winning": "win",
     "losses": "loss", "loses": "loss", "lost": "loss", "lose": "loss", "losing": "loss", "winners": "winner",
+    "draws": "draw", "drawn": "draw", "drew": "draw", "runners-up": "runner-up", "1st": "first", "2nd": "second",
+    "3rd": "third",
     "losers": "loser", "woman": "women", "man": "men", "actors": "actor", "acted": "actor", "starred": "actor",
     "directors": "director", "directed": "director", "writers": "writer", "written": "writer", "wrote": "writer",
     "producers": "producer", "produced": "producer", "composers": "composer", "composed": "composer",
@@ -294,7 +297,10 @@ def _says_negation(words: list[str], lf_words: frozenset[str]) -> bool:
 
 def _sibling_failures(words: list[str], lf_words: frozenset[str]) -> list[str]:
     """The question says an attribute's sibling instead of it (``SIBLING_WORDS``: "home" for "Away team")."""
-    said = {_SIBLING_SPELLINGS.get(w, w) for w in words}
+    # "for" says a tally's side only right after the tally ("points for"); elsewhere it is a preposition
+    # ("wins for port fairy", "the tries against for 87 points")
+    said = {_SIBLING_SPELLINGS.get(w, w) for i, w in enumerate(words)
+            if w != "for" or (i > 0 and words[i - 1] in TALLY_WORDS)}
     named = {_RELATION_SPELLINGS.get(w, _SIBLING_SPELLINGS.get(w, w)) for w in lf_words}
     failures = [f"attribute {word} said but the query names {', '.join(sorted(siblings & named))}"
                 for siblings in SIBLING_WORDS for word in sorted(siblings & said - named) if siblings & named]

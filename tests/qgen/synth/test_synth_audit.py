@@ -409,6 +409,21 @@ def test_a_sparql_superlative_needs_an_ordering_and_unnamed_entities_are_not_ask
     ('SELECT AVG("Wins") FROM t WHERE "Loses" = 2', "what average wins has losses 2 ?", []),  # a table's spelling
     ('SELECT "Nation" FROM t WHERE "Gold" = 2', "which nation won 2 silver medals ?",
      ["attribute silver said but the query names gold"]),
+    # a draw beside wins and losses; the runner-up beside the winner; 1st / 2nd as first / second
+    ('SELECT "Points" FROM t WHERE "Lost" = 2', "how many points when drawn is 2 ?",
+     ["attribute draw said but the query names loss"]),
+    ('SELECT "Points" FROM t WHERE "Drawn" = 2 AND "Lost" = 3', "how many points when drawn is 2 and lost is 3 ?", []),
+    ('SELECT "Winner" FROM t WHERE "Year" = 1999', "who was the runner-up in 1999 ?",
+     ["attribute runner-up said but the query names winner"]),
+    ('SELECT "2nd leg" FROM t WHERE "Team 1" = \'ajax\'', "what was the 1st leg of ajax ?",
+     ["attribute first said but the query names second"]),
+    ('SELECT "2nd leg" FROM t WHERE "1st leg" = \'1-0\'', "what was the 2nd leg when the 1st leg was 1-0 ?", []),
+    # "for" is a tally's side right after the tally only; elsewhere a preposition
+    ('SELECT "Match points" FROM t WHERE "Points against" = 570', "what match points when the points for is 570 ?",
+     ["attribute for said but the query names against"]),
+    ('SELECT SUM("Wins") FROM t WHERE "Against" < 1510', "what is the sum of wins for under 1510 against ?", []),
+    ('SELECT "Tries against" FROM t WHERE "Points" = 87', "name the tries against for 87 points", []),
+    ('SELECT "Points against" FROM t WHERE "Club" = \'x\'', "how many points against for x ?", []),
 ])
 def test_a_sibling_attribute_said_instead_of_the_querys_fails(sql: str, question: str, failures: list[str]) -> None:
     assert list(audit_pair("sql", sql, [], question).failures) == failures
