@@ -68,13 +68,16 @@ def synthesize_shards_flow(checkpoint: str, out: str, from_file: Optional[str] =
     from qgen.synth.sources import open_source
 
     logger = get_run_logger()
-    source = open_source(from_file, from_graph, from_endpoint, list(from_tables or []), substitute_from, count, seed,
-                         max_answers, data_dir=data_dir)
+    known, corpora = None, []
     if dedup_against:
-        from qgen.synth.dedup import skip_known
+        from qgen.synth.dedup import known_logical_forms
 
-        source = skip_known(source, dedup_against, out, missing_ok=True)  # a schedule's first run makes it
-        if not source.options["dedup_against"]:
+        known, corpora = known_logical_forms(dedup_against, out, missing_ok=True)  # a schedule's first run makes it
+    source = open_source(from_file, from_graph, from_endpoint, list(from_tables or []), substitute_from, count, seed,
+                         max_answers, data_dir=data_dir, known=known)
+    if dedup_against:
+        source.options["dedup_against"] = corpora
+        if not corpora:
             logger.warning(f"dedup_against {', '.join(map(str, dedup_against))}: no corpus there yet; nothing is "
                            "left out")
     config = SynthesisConfig.build(max_overcopy, max_repeated_ngrams, min_score, round_trip, beam=beam,

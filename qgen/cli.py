@@ -787,7 +787,8 @@ def synthesize(
                                                             "that share no logical-form template (splits/)."),
     dedup_against: List[Path] = typer.Option([], "--dedup-against", help="Leave out logical forms that these "
                                                                           "corpora (or folders of corpora) hold "
-                                                                          "(repeatable)."),
+                                                                          "(repeatable); a sampler draws new ones "
+                                                                          "in their places, up to --count."),
     round_trip_threshold: List[str] = typer.Option([], "--round-trip-threshold",
                                                    help="RULE=FLOOR (repeatable) for the score rule (mean log p) or the "
                                                         "token rule (least probable token's log p); default: the "
@@ -850,10 +851,18 @@ def synthesize(
         if option != "--from-file":
             fail(f"{option} {path}: no such file", 2)
         _check_file_exists(path, option, input_format)
+    known, corpora = None, []
+    if dedup_against:
+        from qgen.synth.dedup import known_logical_forms
+
+        try:
+            known, corpora = known_logical_forms([str(p) for p in dedup_against], out)
+        except ValueError as err:
+            fail(str(err), 2)
     try:
         source = open_source(from_file, str(from_graph) if from_graph else None, from_endpoint,
                              [str(p) for p in from_tables], substitute_from, count, seed, max_answers,
-                             data_dir=data_dir, fmt=input_format, fields=fields)
+                             data_dir=data_dir, fmt=input_format, fields=fields, known=known)
     except SourceError as err:  # a file that cannot be read, an empty --from-file, a sampler that kept nothing
         fail(str(err), 1)
     except UnknownJsonError as err:  # a --from-file .json of no format qgen knows, found on its first record
@@ -866,13 +875,8 @@ def synthesize(
     elif not no_round_trip and not quiet:
         typer.echo("round-trip filter: off (no parser beside the model; --parser PATH names one)")
     if dedup_against:
-        from qgen.synth.dedup import skip_known
-
-        try:
-            source = skip_known(source, [str(p) for p in dedup_against], out)
-        except ValueError as err:
-            fail(str(err), 2)
-        if not source.options["dedup_against"] and not quiet:
+        source.options["dedup_against"] = corpora
+        if not corpora and not quiet:
             typer.echo(f"--dedup-against: no corpus (a folder with pairs/) under {', '.join(map(str, dedup_against))} "
                        "yet; nothing is left out")
     from qgen.progress import progress_bar

@@ -5,16 +5,16 @@ A folder given is either a corpus (it has ``pairs/``) or a folder of corpora (ea
 ``pairs/``, e.g. ``qgen-out/scheduled``); the run's own output folder is never counted. Logical forms
 compare as written with whitespace collapsed (the samplers write the same query the same way). A
 left-out logical form never becomes an input, so inputs = pairs + rejects still holds; how many were
-left out is recorded in ``source.json`` and the card.
+left out is recorded in ``source.json`` and the card. They are left out before ``--count`` is applied
+(``qgen.synth.sources.open_source``), so a sampler draws new ones in their place and ``--count 30`` gives 30
+inputs while the source has that many new ones.
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from qgen.datasets.records import RawExample
-from qgen.synth.sources import Source
 
 
 def known_logical_forms(folders: Sequence[str | Path], own: str | Path | None = None,
@@ -46,20 +46,14 @@ def known_logical_forms(folders: Sequence[str | Path], own: str | Path | None = 
     return known, corpora
 
 
-def skip_known(source: Source, folders: Sequence[str | Path], own: str | Path | None = None,
-               missing_ok: bool = False) -> Source:
-    """``source`` without the logical forms of the corpora under ``folders`` (counted in its options)."""
-    known, corpora = known_logical_forms(folders, own, missing_ok)
-    options = {**source.options, "dedup_against": corpora, "left_out_as_known": 0}
-
-    def records() -> Iterator[RawExample]:
-        for record in source.records:
-            if record.load_error is None and _key(record.logical_form) in known:
-                options["left_out_as_known"] += 1
-                continue
-            yield record
-
-    return replace(source, records=records(), options=options)
+def leave_out_known(records: Iterable[RawExample], known: set[str], options: dict[str, Any]) -> Iterator[RawExample]:
+    """``records`` without those whose logical form ``known`` holds, counted in ``options["left_out_as_known"]``."""
+    options.setdefault("left_out_as_known", 0)
+    for record in records:
+        if record.load_error is None and _key(record.logical_form) in known:
+            options["left_out_as_known"] += 1
+            continue
+        yield record
 
 
 def _key(logical_form: str) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from qgen.datasets.records import RawExample
+from qgen.synth.dedup import leave_out_known
 
 
 class SourceError(ValueError):
@@ -43,13 +44,23 @@ class Source:
 def open_source(from_file: str | None = None, from_graph: str | None = None, from_endpoint: str | None = None,
                 from_tables: Sequence[str] = (), substitute_from: str | None = None, count: int = 1000,
                 seed: int = 0, max_answers: int = 10, lf_type: str | None = None,
-                data_dir: str | Path | None = None, fmt: str = "auto", fields: Any = None) -> Source:
+                data_dir: str | Path | None = None, fmt: str = "auto", fields: Any = None,
+                known: set[str] | None = None) -> Source:
     """The one source named; ``count`` caps sampled records (files are read whole unless capped); ``fmt``
-    and ``fields``: the file's format (``qgen.samplers.formats``)."""
+    and ``fields``: the file's format (``qgen.samplers.formats``); ``known``: logical forms that earlier
+    corpora hold (``qgen.synth.dedup``), left out before the count, so that new ones take their places."""
     chosen = [x for x in (from_file, from_graph, from_endpoint, list(from_tables) or None) if x]
     if len(chosen) != 1:
         raise ValueError("give exactly one of --from-file, --from-graph, --from-endpoint, --from-tables")
-    options = {"count": count, "seed": seed, "max_answers": max_answers}
+    options: dict[str, Any] = {"count": count, "seed": seed, "max_answers": max_answers}
+    if known is not None:
+        options["left_out_as_known"] = 0  # counted as the records are read
+
+    def new(records: Iterator[RawExample]) -> Iterator[RawExample]:
+        return records if known is None else leave_out_known(records, known, options)
+
+    # A sampler keeps each query once, so at most len(known) of what it keeps are known ones.
+    wanted = count + len(known or ())
     if from_file:
         from qgen.datasets.sparql_json import UnknownJsonError
         from qgen.samplers.files import MissingColumnError, read_logical_forms
@@ -72,8 +83,8 @@ def open_source(from_file: str | None = None, from_graph: str | None = None, fro
                               "each in JSON Lines or Parquet)")
         records = chain([first], records)
         if not count:
-            return Source(records, "file", str(from_file), options=options)
-        return Source(islice(records, count), "file", str(from_file), options=options,
+            return Source(new(records), "file", str(from_file), options=options)
+        return Source(islice(new(records), count), "file", str(from_file), options=options,
                       left_unread=lambda: _more_follow(records))
     if from_tables:
         from qgen.samplers.tables import TableSampler, TableSamplerConfig, connect_tables, table_files
@@ -92,7 +103,8 @@ def open_source(from_file: str | None = None, from_graph: str | None = None, fro
         except Exception as err:  # noqa: BLE001 - pandas, pyarrow, sqlite: whichever reader refused the file
             raise SourceError(f"--from-tables {', '.join(paths)}: not readable as CSV/Parquet tables or one "
                               f"SQLite database ({_why(err)})") from None
-        return _sampled_something(Source(sampler.sample(count), "tables", ", ".join(paths), sampler, options))
+        return _sampled_something(Source(islice(new(sampler.sample(wanted)), count), "tables", ", ".join(paths),
+                                         sampler, options))
     from qgen.samplers.kg import KGSampler, KGSamplerConfig
 
     config = KGSamplerConfig(seed=seed, max_answers=max_answers)
@@ -100,7 +112,8 @@ def open_source(from_file: str | None = None, from_graph: str | None = None, fro
         from qgen.samplers.readonly import endpoint_graph
 
         sampler = KGSampler.from_endpoint(endpoint_graph(from_endpoint), config)
-        return _sampled_something(Source(sampler.sample(count), "endpoint", from_endpoint, sampler, options))
+        return _sampled_something(Source(islice(new(sampler.sample(wanted)), count), "endpoint", from_endpoint,
+                                         sampler, options))
     graph = load_graph(str(from_graph))
     if substitute_from:
         from qgen.samplers.files import read_logical_forms
@@ -108,11 +121,12 @@ def open_source(from_file: str | None = None, from_graph: str | None = None, fro
 
         substitution = EntitySubstitution(graph, SubstitutionConfig(seed=seed, max_answers=max_answers))
         seeds = read_logical_forms(substitute_from, "sparql", data_dir=data_dir)
-        records = islice(substitution.substitute(seeds), count)
+        records = islice(new(substitution.substitute(seeds)), count)
         return _sampled_something(Source(records, "substitution", f"{from_graph} with seeds {substitute_from}",
                                          substitution, options))
     sampler = KGSampler.from_graph(graph, config)
-    return _sampled_something(Source(sampler.sample(count), "graph", str(from_graph), sampler, options))
+    return _sampled_something(Source(islice(new(sampler.sample(wanted)), count), "graph", str(from_graph),
+                                     sampler, options))
 
 
 def _sampled_something(source: Source) -> Source:
@@ -120,6 +134,8 @@ def _sampled_something(source: Source) -> Source:
     counts, so that no corpus of nothing is written with success (an endpoint that cannot be reached, tables
     of one column), whether the CLI or a scheduled flow run asked."""
     first = next(source.records, None)
+    if first is None and source.options.get("left_out_as_known"):
+        return source  # every query it gave is in an earlier corpus: a run with nothing new, not an error
     if first is None:
         counts = source.stats() or {}
         why = ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]) if v and k != "drawn")

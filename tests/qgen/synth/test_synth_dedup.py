@@ -35,3 +35,26 @@ def test_a_missing_folder_or_a_file_is_refused(tmp_path: Path, name: str, why: s
         known_logical_forms([tmp_path / name])
     with pytest.raises(ValueError, match="not a folder"):
         known_logical_forms([tmp_path / "file.txt"], missing_ok=True)
+
+
+def test_known_logical_forms_are_left_out_before_the_count_so_new_ones_take_their_places(tmp_path: Path) -> None:
+    from qgen.synth.sources import open_source
+
+    queries = tmp_path / "queries.txt"
+    queries.write_text("".join(f"SELECT c{i} FROM t\n" for i in range(5)))
+    known = {"SELECT c0 FROM t", "SELECT c2 FROM t"}
+    source = open_source(from_file=str(queries), count=3, lf_type="sql", known=known)
+    assert [r.logical_form for r in source.records] == ["SELECT c1 FROM t", "SELECT c3 FROM t", "SELECT c4 FROM t"]
+    assert source.options["left_out_as_known"] == 2
+    whole = open_source(from_file=str(queries), count=0, lf_type="sql", known=set())
+    assert len(list(whole.records)) == 5 and whole.options["left_out_as_known"] == 0
+    assert "left_out_as_known" not in open_source(from_file=str(queries), count=0, lf_type="sql").options
+
+
+def test_a_sampler_that_gives_only_known_queries_makes_an_empty_run_not_an_error() -> None:
+    from qgen.synth.sources import Source, SourceError, _sampled_something
+
+    nothing_new = Source(iter([]), "tables", "t.csv", options={"left_out_as_known": 3})
+    assert list(_sampled_something(nothing_new).records) == []
+    with pytest.raises(SourceError, match="no query could be sampled"):  # nothing sampled at all
+        _sampled_something(Source(iter([]), "tables", "t.csv", options={"left_out_as_known": 0}))
