@@ -132,10 +132,12 @@ def test_bad_input_gets_a_typed_one_line_error(lf: object, error: type, says: st
 
 
 def test_syntax_error_carries_input_and_position() -> None:
+    lf = "SELECT ?x WHERE { ?x ns:p ?y . } GROUP ?x"
     with pytest.raises(SparqlSyntaxError) as caught:
-        tokenize_sparql("SELECT ?x WHERE { ?x ns:p ?y . } GROUP ?x")
-    assert caught.value.position is not None
-    assert "GROUP ?x" in caught.value.lf
+        tokenize_sparql(lf)
+    assert caught.value.position == 33 == lf.index("GROUP")  # at GROUP, which lacks its BY
+    assert caught.value.lf == lf
+    assert "at position 33 (near 'GROUP ?x')" in str(caught.value)
 
 
 def test_shape_key_abstracts_terminals_but_keeps_variables() -> None:

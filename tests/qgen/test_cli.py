@@ -172,12 +172,22 @@ def test_synthesize_refuses_a_device_it_cannot_use(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "--device" in result.output
 
 
-@pytest.mark.parametrize("source", ["lcquad1/train-data.json", "qald/qald-9-train-multilingual.json", "lcquad1"])
-def test_preprocess_reads_lcquad_and_qald_json(source: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("source", "counts", "splits"), [
+    ("lcquad1/train-data.json", (2, 2, 0), {"train": 2}),
+    ("qald/qald-9-train-multilingual.json", (3, 2, 1), {"train": 2}),  # one QALD question lacks a query
+    ("lcquad1", (3, 3, 0), {"train": 2, "test": 1}),
+])
+def test_preprocess_reads_lcquad_and_qald_json(source: str, counts: tuple[int, int, int], splits: dict[str, int],
+                                               tmp_path: Path) -> None:
+    import pandas as pd
+
     path = Path(__file__).resolve().parents[1] / "fixtures" / "datasets" / "sparql_json" / source
     result = runner.invoke(app, ["preprocess", str(path), "--out", str(tmp_path), "--workers", "1"])
     assert result.exit_code == 0, result.output
-    assert "inputs" in result.output and list(tmp_path.glob("*.parquet"))
+    inputs, examples, rejects = counts
+    assert f"inputs={inputs} examples={examples} rejects={rejects}" in result.output.splitlines()
+    written = {p.stem: len(pd.read_parquet(p)) for p in tmp_path.glob("*.parquet")}
+    assert written == {**splits, "rejects": rejects}
 
 
 def test_a_split_the_dataset_lacks_is_a_usage_error(tmp_path: Path) -> None:

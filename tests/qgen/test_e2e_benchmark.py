@@ -31,7 +31,8 @@ def test_a_row_trains_per_seed_and_its_seeds_decode_test_as_one_ensemble(tmp_pat
     with patch("qgen.checkpoint.load_checkpoint", load_checkpoint):
         readme = run_e2e_benchmark(["zhang_caencoder_attreg"], cfg, tmp_path / "work", tmp_path / "results",
                                    FIXTURES, log=lambda _: None)
-    assert loaded_to and all(isinstance(d, torch.device) for d in loaded_to)
+    # the run's device (cfg.device="cpu") as a torch.device; the default would be the string "cpu"
+    assert loaded_to and all(isinstance(d, torch.device) and d == torch.device("cpu") for d in loaded_to), loaded_to
     out = tmp_path / "results" / "e2e-zhang"
     report = json.loads((out / "metrics.json").read_text())
     assert set(report["dev"]) == {"zhang_caencoder_attreg_seed1", "zhang_caencoder_attreg_seed2"}

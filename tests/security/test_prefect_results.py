@@ -72,7 +72,9 @@ def test_a_pickle_planted_under_the_cached_key_is_never_unpickled(storage: Path,
     ran = tmp_path / "the-pickle-ran"
     blob = base64.encodebytes(pickle.dumps(Payload(ran))).decode()
     serializer = {"type": "pickle", "picklelib": "cloudpickle", "picklelib_version": None}
+    planted_files = 0
     for path in stored_preprocess_files(storage):  # whatever qgen stored under the key, replaced by a pickle
+        planted_files += 1
         planted = json.loads(path.read_bytes())
         if "metadata" in planted:  # a whole record (result and metadata in one file)
             planted["metadata"]["serializer"] = serializer
@@ -84,6 +86,7 @@ def test_a_pickle_planted_under_the_cached_key_is_never_unpickled(storage: Path,
             (storage / Path(planted["storage_key"]).name).write_text(blob)
         else:
             path.write_text(blob)
+    assert planted_files > 0, "nothing was stored under the cached key: no pickle was planted"
     again = preprocess_flow(str(pairs), str(out), workers=1)  # the output is there: the cache is consulted
     assert not ran.exists(), "a planted pickle was unpickled"
     assert again.summary().split("[")[0] == first.summary().split("[")[0]

@@ -67,10 +67,17 @@ def test_extended_mode_can_copy_an_unseen_word() -> None:
     model, batch = model_and_batch("extended", 0, "none")
     assert batch.oovs[1] and "atlantis" in batch.oovs[1]
     with torch.no_grad():
-        log_probs, _, _ = model.step(torch.full((3,), BOS_ID), model.start(batch))
+        log_probs, _, attns = model.step(torch.full((3,), BOS_ID), model.start(batch))
     slot = len(TGT_VOCAB) + batch.oovs[1].index("atlantis")
-    assert float(log_probs[1, slot].exp()) > 0.0
-    assert float(log_probs[0, len(TGT_VOCAB):].exp().sum()) < 1e-6 or batch.oovs[0]  # no OOV slot of its own
+    holds = batch.copy_ids[1] == slot  # the source positions of "atlantis"
+    assert int(holds.sum()) == 1 and SRC[1][int(holds.nonzero())] == "atlantis"
+    # its extended slot gets exactly the copy mass (1 - p_gen) * beta on the positions holding it
+    copied = (1 - attns["p_gen"][1]) * attns["copy"][1].masked_select(holds).sum()
+    assert float(copied) > 1e-3
+    torch.testing.assert_close(log_probs[1, slot].exp(), copied, atol=1e-6, rtol=1e-5)
+    # a row without "atlantis" (its OOV list is shorter) gives that slot, and every slot past its own OOVs, ~0
+    assert "atlantis" not in batch.oovs[2] and len(TGT_VOCAB) + len(batch.oovs[2]) <= slot
+    assert float(log_probs[2, len(TGT_VOCAB) + len(batch.oovs[2]):].exp().sum()) < 1e-6
 
 
 def test_scratchpad_rewrites_the_encoder_states_but_not_padding() -> None:

@@ -256,6 +256,7 @@ SEQUENCE_ROWS = [name for name, v in VARIANTS.items() if getattr(v.model, "encod
 def test_every_row_trains_a_step(name: str) -> None:
     model, batch = model_and_batch(name, dropout=0.1)
     batch = make_batch(SRC, TGT, SRC_VOCAB, TGT_VOCAB, model.cfg.copy)
+    before = {n: p.detach().clone() for n, p in model.named_parameters()}
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
     losses = []
     for _ in range(2):
@@ -265,6 +266,10 @@ def test_every_row_trains_a_step(name: str) -> None:
         optimizer.step()
         losses.append(float(loss.detach() / tokens))
     assert all(torch.isfinite(torch.tensor(losses)))
+    params = dict(model.named_parameters())
+    assert params and params.keys() == before.keys()
+    assert [n for n, p in params.items() if not torch.isfinite(p).all()] == []
+    assert [n for n, p in params.items() if torch.equal(p, before[n])] == []  # the step moved every parameter
 
 
 @pytest.mark.parametrize("name", ["scratchpad", "coverage"])

@@ -77,7 +77,16 @@ def test_training_lowers_the_loss_and_greedy_decodes_characters() -> None:
     assert losses[-1] < 0.5 * losses[0]
     model.eval()
     hyps = greedy(model, make_batch(sources, None, src_vocab, tgt_vocab, "intersection"), max_len=20)
-    assert all(set(tgt_vocab.decode(h.ids)) <= set(tgt_vocab.itos) for h in hyps)
+    texts = ["".join(tgt_vocab.decode(h.ids)) for h in hyps]
+    assert len(texts) == len(sources)
+    # After 30 steps each greedy question is non-empty, stops with EOS before max_len, ends as the targets
+    # do with ".", and writes only characters the targets taught (the untrained model repeats one letter
+    # up to max_len, or stops at once).
+    seen = set("".join("".join(t) for t in targets))
+    for hyp, text in zip(hyps, texts):
+        assert 0 < len(hyp.ids) < 20 and min(hyp.ids) >= 4, text  # no special id inside the question
+        assert text.endswith("."), text
+        assert set(text) <= seen, text
 
 
 def test_the_roberti_decoder_refuses_another_encoder_or_copy() -> None:

@@ -17,7 +17,7 @@ from qgen.model.caencoder import CAEncoder
 from qgen.model.config import PartsConfig
 from qgen.model.generator import ReadoutGenerator
 from qgen.model.losses import attention_regulariser
-from qgen.model.vocab import EOS
+from qgen.model.vocab import BOS_ID, EOS, PAD_ID
 from qgen.train import TrainConfig, train
 
 torch.set_num_threads(1)
@@ -108,7 +108,16 @@ def test_rows_step_and_decode(name: str) -> None:
     assert all(p.grad is not None for p in model.parameters())
     assert max(float(p.detach().abs().max()) for p in model.parameters()) <= 0.08  # U(-0.08, 0.08)
     model.eval()
-    nll, _ = model(batch)  # evaluation: the NLL alone, whatever the row's loss terms
+    with torch.no_grad():
+        nll, tokens = model(batch)  # evaluation: the NLL alone, whatever the row's loss terms
+        state, prev, gold_nll = model.start(batch), torch.full((len(PAIRS),), BOS_ID), 0.0
+        for t in range(batch.tgt.size(1)):  # teacher-forced steps: -log p(gold) over the real target tokens
+            log_probs, state, _ = model.step(prev, state)
+            gold = batch.tgt[:, t]
+            gold_nll -= float(log_probs.gather(1, gold.unsqueeze(1)).squeeze(1).masked_select(gold != PAD_ID).sum())
+            prev = gold
+    assert int(tokens) == int((batch.tgt != PAD_ID).sum())
+    assert float(nll) == pytest.approx(gold_nll, rel=1e-5)  # no regulariser term in evaluation
     greedy_ids = [h.ids for h in greedy(model, batch, max_len=8)]
     assert [r[0].ids for r in beam_search(model, batch, beam=1, max_len=8, alpha=0.0)] == greedy_ids
     assert all(len(r) == 3 for r in beam_search(model, batch, beam=3, max_len=8, alpha=0.0, num_return=3))

@@ -1,5 +1,5 @@
 """``--split-by template``: templates abstract values and keep shapes, whole templates go to one split
-in the fractions' proportions, and a split corpus's card makes ``datasets`` load three splits."""
+in the fractions' proportions, and a split corpus's card makes ``datasets`` load its filled splits."""
 from __future__ import annotations
 
 import json
@@ -84,7 +84,9 @@ def test_templates_dealt_before_keep_their_split_when_more_come() -> None:
     assert assign_splits(grown, seed=1) != after  # dealt afresh, old templates would have moved
 
 
-def test_a_split_corpus_loads_as_three_splits_that_share_no_template(corpus: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_a_split_corpus_loads_its_filled_splits_that_share_no_template(corpus: Path, tmp_path: Path) -> None:  # noqa: F811
+    """The fixture corpus holds two templates: dealt whole, one fills train and one validation, test is left
+    empty; the card lists, and ``datasets`` loads, the two filled splits only."""
     copy = tmp_path / "corpus"
     shutil.copytree(corpus, copy)
     summary = split_corpus(copy, fractions=(0.6, 0.2, 0.2), seed=1)
@@ -102,7 +104,9 @@ def test_a_split_corpus_loads_as_three_splits_that_share_no_template(corpus: Pat
     meta, body = front_matter((copy / "README.md").read_text())
     pairs_config = next(c for c in meta["configs"] if c["config_name"] == "pairs")
     filled = [name for name in SPLITS if summary["splits"][name]["pairs"]]
-    assert [f["split"] for f in pairs_config["data_files"]] == filled and len(filled) >= 2
+    assert len(set(seen)) == 2 and filled == ["train", "validation"]
+    assert [summary["splits"][name]["templates"] for name in SPLITS] == [1, 1, 0]
+    assert [f["split"] for f in pairs_config["data_files"]] == filled
     assert "share no" in body or "no template" in body
     datasets = pytest.importorskip("datasets")
     loaded = datasets.load_dataset(str(copy), cache_dir=str(tmp_path / "hf"))
