@@ -97,6 +97,8 @@ class RoundTripVerdict:
             return "round_trip: the logical form is longer than the parser writes (qgen.parse.PARSE_MAX_TGT_LEN)"
         if self.rule == "error":
             return f"round_trip: the parser failed: {self.parse}"
+        if self.rule == "empty":
+            return "round_trip: the question is empty"
         if self.rule in ("score", "token"):
             what = "log p(lf | question)" if self.rule == "score" else "least probable token's log p"
             return (f"round_trip: rule {self.rule}, {what} {self.score:.4f} below {threshold:.4f}; "
@@ -268,6 +270,9 @@ def judge_pairs(judge: RoundTripFilter, pairs: Sequence[Any]) -> list[RoundTripV
     verdicts: list[RoundTripVerdict | None] = [None] * len(pairs)
     by_type: dict[str, list[int]] = {}
     for i, pair in enumerate(pairs):
+        if not pair.question.split():  # nothing to parse: the parser would read it as one unknown word
+            verdicts[i] = RoundTripVerdict(False, "empty", float("nan"), "")
+            continue
         by_type.setdefault(pair.lf_type, []).append(i)
     for lf_type, indices in by_type.items():
         if lf_type not in judge.parser.lf_types:

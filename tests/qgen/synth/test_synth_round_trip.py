@@ -119,12 +119,13 @@ def test_judge_pairs_rejects_types_the_parser_lacks_and_keeps_order(parser_check
 
 @pytest.mark.parametrize("rule", ["score", "exact"])
 def test_an_empty_question_is_a_reject_not_an_error(parser_checkpoint: Path, rule: str) -> None:
-    judge = RoundTripFilter(parser_checkpoint, rules={"sparql": rule}, threshold=0.0)
-    verdicts = judge_pairs(judge, [pair_row("sparql", "", LFS[0]), pair_row("sparql", "   ", LFS[1])])
-    assert len(verdicts) == 2
-    for verdict in verdicts:
-        assert not verdict.keep and verdict.rule == rule and isinstance(verdict.parse, str)
-        assert verdict.score < 0 or verdict.score == float("-inf")
+    # a threshold that keeps every question the parser reads: an empty one is rejected for being empty
+    judge = RoundTripFilter(parser_checkpoint, rules={"sparql": rule}, threshold=-1e9)
+    verdicts = judge_pairs(judge, [pair_row("sparql", "", LFS[0]), pair_row("sparql", "   ", LFS[1]),
+                                   pair_row("sparql", " ".join(QUESTIONS[0]), LFS[0])])
+    assert [(v.keep, v.rule) for v in verdicts[:2]] == [(False, "empty")] * 2
+    assert verdicts[0].reason(judge.threshold) == "round_trip: the question is empty"
+    assert verdicts[2].rule == rule and (verdicts[2].keep or rule == "exact")  # a real question is judged
 
 
 def test_options_are_hashable_whatever_the_rules_are_given_as(parser_checkpoint: Path) -> None:
