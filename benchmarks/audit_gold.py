@@ -1,12 +1,13 @@
 """How strict the faithfulness audit is with people's own questions (``qgen/synth/audit.py``).
 
-    python benchmarks/audit_gold.py [--data-dir DIR] [--splits webqsp:test,cwq:test,wikisql:dev]
+    python benchmarks/audit_gold.py [--data-dir DIR] [--splits webqsp:test,cwq:test,wikisql:dev] [--out FILE]
 
 For each dataset split: its pairs whose logical form tokenizes, how many of their human-written questions
 pass the audit, and the commonest kinds of failure ("value", "comparison", "aggregate", ...). The audit is
 meant to bound generation errors from below, so a rule that fails many human questions is too strict for
 those queries (ComplexWebQuestions' questions paraphrase much of their queries: few pass). Datasets default
-to ``$QGEN_DATASETS`` or ``../shared/datasets``; a missing one is skipped with the reason.
+to ``$QGEN_DATASETS`` or ``../shared/datasets``; a missing one is skipped with the reason. Prints the report
+(command, commit, per split) and writes it to ``benchmarks/results/audit-gold.json`` (``--out``).
 """
 from __future__ import annotations
 
@@ -56,6 +57,8 @@ def main() -> None:
     parser.add_argument("--data-dir", type=Path,
                         default=Path(os.environ.get("QGEN_DATASETS", REPO.parent / "shared" / "datasets")))
     parser.add_argument("--splits", default="webqsp:test,cwq:test,wikisql:dev")
+    parser.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "audit-gold.json"),
+                        help="where to write the report too ('' for nowhere)")
     args = parser.parse_args()
     report = {"command": "python benchmarks/audit_gold.py " + " ".join(sys.argv[1:]), "commit": code_version(),
               "splits": {}}
@@ -66,6 +69,9 @@ def main() -> None:
             continue
         report["splits"][item] = audit_split(name, split, args.data_dir)
     print(json.dumps(report, indent=2))
+    if args.out:
+        Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
+        print(f"wrote {args.out}", file=sys.stderr)
 
 
 if __name__ == "__main__":
