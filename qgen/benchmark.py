@@ -28,7 +28,7 @@ from qgen.decode import beam_search, greedy
 from qgen.model import VARIANTS, Variant, Vocab, make_batch
 from qgen.results_table import EXPERIMENTS, PAPER_ROWS
 from qgen.train import TrainConfig, TrainResult, build_vocabularies, train
-from qgen.version import code_version
+from qgen.version import code_version, invocation
 
 PAPER_SPLITS = {
     "webqsp": "train: WebQSP train (all parses) minus 10% of questions held out for validation; "
@@ -139,7 +139,7 @@ def run_variant(dataset: str, variant: Variant | str, prep_dir: str | Path, work
         "best_epoch": result.best_epoch, "train_wall_s": round(train_seconds, 1),  # this invocation only
         "train_epochs_s": round(sum(h.seconds for h in result.history), 1),  # all epochs, across resumes
         "device": result.device,
-        "history": [asdict(h) for h in result.history], "commit": code_version(),
+        "history": [asdict(h) for h in result.history], "commit": code_version(), "command": invocation(),
     })
     _write_metrics(out_dir, metrics)
     return metrics

@@ -86,7 +86,7 @@ def run_char_benchmark(dataset: str, rows: Sequence[str], cfg: CharBenchConfig, 
     from qgen.metrics import e2e_official
     from qgen.model import VARIANTS
     from qgen.train import TrainConfig, resolve_device, train
-    from qgen.version import code_version
+    from qgen.version import code_version, invocation
 
     unknown = [r for r in rows if r not in ROWS]
     if unknown:
@@ -150,7 +150,7 @@ def run_char_benchmark(dataset: str, rows: Sequence[str], cfg: CharBenchConfig, 
                  "stopped_by": "time budget" if cfg.max_seconds is not None and state["train_seconds"]
                  >= cfg.max_seconds else "epochs or patience",
                  "train_seconds": round(state["train_seconds"], 1), "decode_seconds": round(state["decode_seconds"], 1),
-                 "config": asdict(cfg), "commit": code_version(), "device": str(device),
+                 "config": asdict(cfg), "commit": code_version(), "command": invocation(), "device": str(device),
                  "threads": torch.get_num_threads()}
         report["rows"][row] = entry
         log(f"{row} test: " + "  ".join(f"{k} {v:.4f}" for k, v in entry["test"].items() if v is not None))

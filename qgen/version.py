@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from functools import lru_cache
 from pathlib import Path
 
@@ -29,3 +30,12 @@ def code_version() -> str:
     except (OSError, subprocess.SubprocessError):  # a copy without git history
         return PACKAGE_VERSION
     return f"{PACKAGE_VERSION}+{commit}{'.dirty' if dirty else ''}"
+
+
+def invocation() -> str:
+    """The command line of this process as its user typed it (the program's name, not its path), for the
+    ``command`` of a results file: ``qgen benchmark hotel-char --models ...``, ``qgen_bench.py --dataset ...``."""
+    program = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python"
+    if program.endswith(".py"):
+        program = f"python {sys.argv[0]}"
+    return " ".join([program, *sys.argv[1:]])

@@ -98,7 +98,7 @@ def run_row(domain: str, row: str, cfg: WenBenchConfig, work_dir: Path, data_dir
     from qgen.metrics import wen
     from qgen.model import VARIANTS
     from qgen.train import TrainConfig, resolve_device, train
-    from qgen.version import code_version
+    from qgen.version import code_version, invocation
 
     run_dir = work_dir / domain / f"{row}_seed{cfg.seed}"
     if (run_dir / "metrics.json").exists():
@@ -141,7 +141,7 @@ def run_row(domain: str, row: str, cfg: WenBenchConfig, work_dir: Path, data_dir
                "device": str(next(model.parameters()).device), "threads": torch.get_num_threads(),
                "model": variant.model.as_dict(), "config": asdict(cfg),
                "split": f"RNNLG {domain}: train {len(splits['train'])} / valid {len(splits['dev'])} (selection) / "
-                        f"test {len(splits['test'])}", "commit": code_version()}
+                        f"test {len(splits['test'])}", "commit": code_version(), "command": invocation()}
     (run_dir / "metrics.json").write_text(json.dumps(metrics, indent=2))
     return metrics
 

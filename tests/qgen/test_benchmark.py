@@ -30,7 +30,7 @@ def test_train_evaluate_and_table(tmp_path: Path) -> None:
     assert len(ids) == len((out / "predictions.txt").read_text().splitlines()) == metrics["sizes"]["test"]
     assert len((out / "references.txt").read_text().splitlines()) == len(ids)
     saved = json.loads((out / "metrics.json").read_text())
-    assert saved["epochs_run"] == 2 and saved["variant"]["beam"] == 2 and saved["commit"]
+    assert saved["epochs_run"] == 2 and saved["variant"]["beam"] == 2 and saved["commit"] and saved["command"]
     trained = saved["variant"]["model"]  # the configuration as trained, vocabulary sizes included
     assert trained["hidden_size"] == 16 and trained["src_vocab_size"] > 4 and trained["tgt_vocab_size"] > 4
     for key in ("bleu_corpus", "bleu_sentence_mean", "bleu_sentence_unsmoothed_mean", "rouge_l_corpus", "overcopy",

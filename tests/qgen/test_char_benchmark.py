@@ -47,7 +47,7 @@ def test_the_benchmark_trains_selects_decodes_and_writes_its_table(tmp_path: Pat
     report = json.loads((readme.parent / "metrics.json").read_text())
     entry = report["rows"]["roberti_eda_c"]
     assert report["dataset"] == "hotel" and set(report["rows"]) == {"roberti_eda_c"}
-    assert entry["selected_epoch"] in (1, 2) and entry["config"]["epochs"] == 2 and entry["commit"]
+    assert entry["selected_epoch"] in (1, 2) and entry["config"]["epochs"] == 2 and entry["commit"] and entry["command"]
     assert 0.0 <= entry["test"]["BLEU"] <= 1.0 and entry["test"]["METEOR"] is None
     lines = (readme.parent / "roberti_eda_c_test.tsv").read_text().splitlines()
     assert lines[0] == "MR\toutput" and [line.split("\t")[0] for line in lines[1:]] == [

@@ -37,3 +37,12 @@ def test_the_commit_given_wins_over_the_checkouts_own() -> None:
     found = subprocess.run([sys.executable, "-c", probe], cwd=REPO, env={**os.environ, "QGEN_COMMIT": "0f29c4b12345"},
                            capture_output=True, text=True, check=True).stdout.strip()
     assert found == f"{PACKAGE_VERSION}+0f29c4b12345"
+
+
+def test_invocation_names_the_program_not_its_path(monkeypatch) -> None:
+    from qgen.version import invocation
+
+    monkeypatch.setattr("sys.argv", ["/venv/bin/qgen", "benchmark", "hotel-char", "--models", "roberti_eda_cs"])
+    assert invocation() == "qgen benchmark hotel-char --models roberti_eda_cs"
+    monkeypatch.setattr("sys.argv", ["benchmarks/qgen_bench.py", "--dataset", "webqsp"])
+    assert invocation() == "python benchmarks/qgen_bench.py --dataset webqsp"
