@@ -191,9 +191,14 @@ def report(args: argparse.Namespace) -> None:
         checkpoint = args.work / name / "best.pt"
         if checkpoint.is_file():
             metrics = _scored(checkpoint, dev, args, name)
-            history = read_payload(checkpoint).get("history") or []
-            figures[name] = {"bleu": metrics["full"]["bleu_corpus"], "epochs": len(history),
+            history = read_payload(checkpoint).get("history") or []  # the epochs up to the one selected
+            figures[name] = {"bleu": metrics["full"]["bleu_corpus"], "selected_epoch": len(history),
                              "train_seconds": round(sum(h["seconds"] for h in history), 1)}
+            if history:
+                figures[name]["valid_loss_selected"] = round(history[-1]["valid_loss"], 4)
+            every = args.work / name / "history.json"  # every epoch the run trained
+            if every.is_file():
+                figures[name]["epochs_run"] = len(json.loads(every.read_text()))
             run = args.work / name / "run.json"
             if run.is_file():
                 figures[name].update(json.loads(run.read_text()))
