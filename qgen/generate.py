@@ -27,7 +27,7 @@ import torch
 from parsers.jsonl import TextLine, read_text_lines
 from qgen.checkpoint import load_checkpoint
 from qgen.exported_model import resolve_model
-from qgen.decode import beam_search
+from qgen.decode import beam_search, beam_search_both
 from qgen.batching import default_max_tokens, token_batches
 from qgen.model import make_batch
 
@@ -188,8 +188,8 @@ def decode_token_lists(token_lists: Sequence[list[str]], checkpoint: str | Path,
                        batch_size: int | None = None, no_repeat: bool = False, max_tokens: int | None = None,
                        whole_beam_too: bool = False) -> list[list[tuple[str, float]]]:
     """Per list of logical-form tokens, in order, its ``num_return`` questions and scores, best first;
-    ``whole_beam_too``: followed by the other questions of a second search that runs until the whole beam
-    has finished (the candidates the checks choose among, as synthesis searches)."""
+    ``whole_beam_too``: followed by the other questions of a search that runs until the whole beam has
+    finished (the candidates the checks choose among, as synthesis searches); one search gives both."""
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     model, src_vocab, tgt_vocab, _ = load_checkpoint(resolve_model(checkpoint), device)  # "default": the shipped one
     answers: dict[int, list[tuple[str, float]]] = {}
@@ -198,9 +198,10 @@ def decode_token_lists(token_lists: Sequence[list[str]], checkpoint: str | Path,
     for batch_items in token_batches(by_length, budget, batch_size):
         chunk = [i for i, _ in batch_items]
         batch = make_batch([tokens for _, tokens in batch_items], None, src_vocab, tgt_vocab, model.cfg.copy).to(device)
-        searches = [beam_search(model, batch, beam=beam, num_return=num_return, no_repeat=no_repeat)]
-        if whole_beam_too and num_return < beam:
-            searches.append(beam_search(model, batch, beam=beam, num_return=beam, no_repeat=no_repeat))
+        if whole_beam_too and num_return < beam:  # one search for both (qgen.decode.beam_search_both)
+            searches = list(beam_search_both(model, batch, beam=beam, num_return=num_return, no_repeat=no_repeat))
+        else:
+            searches = [beam_search(model, batch, beam=beam, num_return=num_return, no_repeat=no_repeat)]
         for row, (i, oovs) in enumerate(zip(chunk, batch.oovs)):
             plain, *whole = [[(" ".join(tgt_vocab.decode(h.ids, oovs)), round(h.score, 4)) for h in found[row]]
                              for found in searches]
