@@ -295,17 +295,36 @@ def test_candidates_reach_the_writer_the_manifest_and_the_card(setup: dict[str, 
 
 def test_sampled_candidates_are_recorded_and_each_shard_draws_the_same_again(setup: dict[str, Path]) -> None:
     """With sampling the draws come from torch's generator, seeded per shard: a run written again (the
-    writer kept loaded in between) gives the same questions."""
+    writer kept loaded in between) gives the same questions, and so does one shard written again alone;
+    the draws are really drawn (not the beam's) and follow the seed."""
     inputs = read_inputs(setup["inputs"])[:12]
     config = replace(CONFIG, candidates=3, sampling=1.5, shard_size=4)
     first = synthesize(inputs, setup["checkpoint"], setup["root"] / "sampled-a", config, log=lambda _: None)
     synthesize(inputs, setup["checkpoint"], setup["root"] / "sampled-b", config, log=lambda _: None)
     assert first["settings"]["sampling"] == 1.5 and first["settings"]["candidates"] == 3
+    # the same inputs by beam search (sampling 0) and with sampling under another seed
+    synthesize(inputs, setup["checkpoint"], setup["root"] / "sampled-beam", replace(config, sampling=0.0),
+               log=lambda _: None)
+    synthesize(inputs, setup["checkpoint"], setup["root"] / "sampled-seed", replace(config, seed=8), log=lambda _: None)
 
-    def questions(name: str) -> list:
-        return pd.read_parquet(setup["root"] / name / "pairs").sort_values("id")["question"].tolist()
+    def questions(name: str, part: str = "") -> dict[str, str]:
+        table = pd.read_parquet(setup["root"] / name / "pairs" / part)
+        return dict(zip(table["id"], table["question"]))
 
-    assert questions("sampled-a") == questions("sampled-b")
+    assert questions("sampled-a") == questions("sampled-b") and len(questions("sampled-a")) >= 6
+    assert questions("sampled-a") != questions("sampled-beam")  # sampling ignored: the beam's questions
+    assert questions("sampled-a") != questions("sampled-seed")  # the seed ignored: the same draws
+    # Shard 1 alone (its files removed, the corpus resumed): the same rows as in the full run, where it
+    # came after shard 0's draws; a generator seeded once per run (or not at all) draws other ones.
+    shutil.copytree(setup["root"] / "sampled-a", setup["root"] / "sampled-one")
+    for kind in ("pairs", "rejects"):
+        (setup["root"] / "sampled-one" / kind / "part-00001.parquet").unlink()
+    log: list[str] = []
+    synthesize(inputs, setup["checkpoint"], setup["root"] / "sampled-one", config, log=log.append)
+    assert [line.split(":")[0] for line in log if line.startswith("shard ")] == ["shard 1"]
+    alone = questions("sampled-one", "part-00001.parquet")
+    assert alone and alone == questions("sampled-a", "part-00001.parquet")
+    assert questions("sampled-one") == questions("sampled-a")
     card = (setup["root"] / "sampled-a" / "README.md").read_text()
     assert "of 3 question(s) drawn from the model at temperature 1.5, the first that passes" in card
     assert SynthesisConfig(sampling=0.7, candidates=8).writer_options()["sampling"] == 0.7  # more draws than the beam

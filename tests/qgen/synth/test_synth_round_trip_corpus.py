@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from itertools import repeat
 from pathlib import Path
 
 import pandas as pd
@@ -209,6 +210,7 @@ def test_shards_written_from_threads_of_one_process_give_the_serial_corpus(
     """A task runner may write shards from several threads of one process; they share the process's
     writer (and its per-shard round-trip state), so ``write_shard`` writes one shard at a time there and
     the corpus is the serial one."""
+    import threading
     from concurrent.futures import ThreadPoolExecutor
 
     import qgen.synth.corpus as corpus_module
@@ -216,10 +218,11 @@ def test_shards_written_from_threads_of_one_process_give_the_serial_corpus(
     config = SynthesisConfig(thresholds=LENIENT, candidates=2, round_trip=RoundTripOptions(
         str(parser), {"sparql": "score"}, threshold=-1.5), **RUN)
     serial = synthesize(records(), tiny_checkpoint, tmp_path / "serial", config, **QUIET)
-    running, most = [0], [0]
+    running, most, writers = [0], [0], set()
     real_write_job = corpus_module._write_job
 
     def counted(*args, **kwargs):
+        writers.add(threading.get_ident())  # the thread that writes (and judges) this shard
         running[0] += 1
         most[0] = max(most[0], running[0])
         try:
@@ -228,10 +231,20 @@ def test_shards_written_from_threads_of_one_process_give_the_serial_corpus(
             running[0] -= 1
 
     monkeypatch.setattr(corpus_module, "_write_job", counted)
+    # 11 inputs in shards of 4: three shards, each handed to its own pool thread (they meet at the barrier
+    # before write_shard, whose lock then lets one write at a time)
+    started = threading.Barrier(3, timeout=60)
+
+    def in_its_own_thread(write, job):
+        started.wait()
+        return write(job)
+
     with ThreadPoolExecutor(3) as pool:
         threaded = synthesize(records(), tiny_checkpoint, tmp_path / "threaded", config,
-                              map_shards=lambda write, jobs: pool.map(write, list(jobs)), **QUIET)
-    assert most[0] == 1
+                              map_shards=lambda write, jobs: pool.map(in_its_own_thread, repeat(write), list(jobs)),
+                              **QUIET)
+    assert len(writers) == 3 and threading.get_ident() not in writers  # map_shards ignored: one thread, this one
+    assert most[0] == 1  # one shard at a time
     assert threaded["counts"] == serial["counts"] and threaded["round_trip"] == serial["round_trip"]
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "serial" / "pairs").drop(columns="created_at"),
                                   pd.read_parquet(tmp_path / "threaded" / "pairs").drop(columns="created_at"))
