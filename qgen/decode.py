@@ -240,7 +240,8 @@ def beam_search(model: torch.nn.Module, batch: Batch, beam: int = 4, max_len: in
 
 @torch.inference_mode()
 def beam_search_both(model: torch.nn.Module, batch: Batch, beam: int = 4, num_return: int = 1, max_len: int = 40,
-                     alpha: float = 1.0, no_repeat: bool = False) -> tuple[list[list[Hypothesis]], list[list[Hypothesis]]]:
+                     alpha: float = 1.0, no_repeat: bool = False
+                     ) -> tuple[list[list[Hypothesis]], list[list[Hypothesis]]]:
     """What ``beam_search(..., num_return=num_return)`` and ``beam_search(..., num_return=beam)`` return, from
     one search: the second runs each example until its whole beam has finished, and the first is its pool's
     head at the step where the first would have stopped (up to that step the two searches are the same).
