@@ -121,7 +121,8 @@ UNASKED_AGGREGATES = {"avg": ({"average"}, {"avg", "average", "averages", "mean"
 # Attributes that come in sets of siblings (a table's "Home team" and "Away team"): a question that says one of a
 # set where the query names another, and not it, asks about the other attribute ("home" for "Away team").
 SIBLING_WORDS = [{"home", "away"}, {"gold", "silver", "bronze"}, {"win", "loss", "draw"},
-                 {"winner", "loser", "runner-up"}, {"men", "women"}, {"mens", "womens"}, {"male", "female"}, {"minimum", "maximum"}, {"min", "max"},
+                 {"winner", "loser", "runner-up"}, {"men", "women"}, {"mens", "womens"}, {"male", "female"},
+                 {"minimum", "maximum"}, {"min", "max"},
                  {"first", "second", "third"}, {"actor", "director", "writer", "producer"},
                  {"actor", "director", "producer", "composer"},  # a composer "wrote" the song: no writer's sibling
                  {"father", "mother"}, {"son", "daughter"}, {"husband", "wife"}, {"brother", "sister"},
