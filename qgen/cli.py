@@ -507,6 +507,8 @@ def generate(
         fail("give a logical form or --file, not both", 2)
     if lf is not None and not lf.strip():
         fail("the logical form is empty; give a query, or --file (or stdin) for many", 2)
+    if lf is not None and len(lf) < 4096 and "\n" not in lf and Path(lf.strip()).is_file():
+        fail(f"{lf.strip()} is a file, not a logical form: give it as --file {lf.strip()}", 2)
     fields = _input_format(input_format, json_fields)
     if file is not None:
         _check_file_exists(file, "--file", input_format)

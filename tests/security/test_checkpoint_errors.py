@@ -76,7 +76,7 @@ def test_generate_refuses_a_logical_form_longer_than_the_model_reads(qgen: Qgen,
     assert code == 1 and len(out.strip().splitlines()) == 1  # the short one still gets its question
     assert err.strip().startswith("error: line 1: InputTooLong: "), err
 
-def test_generate_usage_errors_exit_2(qgen: Qgen, tiny_checkpoint: Path) -> None:
+def test_generate_usage_errors_exit_2(qgen: Qgen, tiny_checkpoint: Path, tmp_path: Path) -> None:
     code, out, err = qgen("generate", "--checkpoint", tiny_checkpoint, "--beam", "2", "--num-return", "3", LF)
     assert code == 2 and not out and err.strip() == "error: --num-return (3) must be between 1 and --beam (2)"
     code, _, err = qgen("generate", "--checkpoint", tiny_checkpoint, "--lf-type", "cypher", LF)
@@ -87,6 +87,10 @@ def test_generate_usage_errors_exit_2(qgen: Qgen, tiny_checkpoint: Path) -> None
     assert code == 2 and err.strip() == "error: give a logical form or --file, not both"
     code, _, err = qgen("generate", "--checkpoint", tiny_checkpoint, " ")
     assert code == 2 and err.startswith("error: the logical form is empty")
+    lfs = tmp_path / "queries.jsonl"  # a file given where a query goes: the fix is named
+    lfs.write_text(f'{{"id": "1", "lf": "{LF}"}}\n')
+    code, out, err = qgen("generate", "--checkpoint", tiny_checkpoint, lfs)
+    assert code == 2 and not out and err.strip() == f"error: {lfs} is a file, not a logical form: give it as --file {lfs}"
     for pair in ("m.0a=", "=Oslo", "m.0a"):
         code, _, err = qgen("generate", "--checkpoint", tiny_checkpoint, "--name", pair, LF)
         assert code == 2 and err.strip() == f"error: --name expects ID=NAME, got {pair!r}", err
