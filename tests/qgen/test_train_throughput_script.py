@@ -28,3 +28,12 @@ def test_a_run_of_some_models_keeps_the_others_with_who_timed_them() -> None:
     previous["models"]["seq2seq"] = {"target_tokens_per_s": 4.0}
     assert untimed_models(previous, now)["seq2seq"]["timed_by"] == {"commit": "old", "command": previous["command"]}
     assert untimed_models(previous, {**now, "gpu": "NVIDIA H200"}) == {}  # another card's figures are not mixed in
+
+
+def test_a_new_timing_keeps_the_synthesis_entry_and_the_recorded_ab() -> None:
+    kept_records = load_script().kept_records
+    previous = {"synthesis": {"questions_per_s": 35.2}, "training_same_model_before_and_after": {"before": {}},
+                "decode_note": "about an earlier decode", "models": {}}
+    assert kept_records(previous) == {"synthesis": {"questions_per_s": 35.2},
+                                      "training_same_model_before_and_after": {"before": {}}}
+    assert kept_records({}) == {}
