@@ -19,7 +19,8 @@ that pass. A pair passes when its question
   (smaller is better) are not checked;
 - says nothing the query lacks: no direction at a value it tests with ``=`` ("over 142" for ``"Area" =
   142``), no superlative when it orders nothing (no MAX, MIN or ORDER BY; a column's own word aside: "the
-  most points" for "High points"), no "average" / "sum" without AVG / SUM, no sibling of an attribute the
+  most points" for "High points"), no "average" / "sum" without AVG / SUM, no "how many" for a SPARQL query
+  that lists its answers (no COUNT, no quantity relation: ``QUANTITY_WORDS``), no sibling of an attribute the
   query names instead of it ("home" for "Away team"); and a negation for SQL's ``!=`` and SPARQL's ``NOT
   EXISTS`` / ``MINUS`` (not a validity test's: "NOT EXISTS {?y ns:marriage.to []}" is said by tense).
   An entity whose name is unknown (``<e0>``) is not asked for; a SPARQL date's year is (``_dated_years``).
@@ -118,6 +119,11 @@ SUPERLATIVES_OF_QUERY_WORDS = {
 # numeric column as well ("how many points did ... score" is ``SELECT "Points"``); nor "total": WikiSQL's people
 # say "a total of 53.74" or "21 total laps" of one row's value.
 UNASKED_AGGREGATES = {"avg": ({"average"}, {"avg", "average", "averages", "mean"}), "sum": ({"sum"}, {"sum"})}
+# A SPARQL query without COUNT lists its answers, so "how many" asks something else, unless the query's relation
+# holds a quantity ("how many pages" is ``book.written_work.number_of_pages``, "how many people" a population).
+# Not for SQL: "how many points did ... score" is ``SELECT "Points"``.
+QUANTITY_WORDS = {"number", "count", "population", "amount", "quantity", "total", "frequency", "size", "capacity",
+                  "pages", "height", "weight", "length", "area", "age", "duration", "runtime", "episodes", "seasons"}
 # Attributes that come in sets of siblings (a table's "Home team" and "Away team"): a question that says one of a
 # set where the query names another, and not it, asks about the other attribute ("home" for "Away team").
 SIBLING_WORDS = [{"home", "away"}, {"gold", "silver", "bronze"}, {"win", "loss", "draw"},
@@ -207,6 +213,7 @@ class _Facts(NamedTuple):
     value_words: frozenset[str] = frozenset()  # the words of the values
     lf_words: frozenset[str] = frozenset()  # the query's words: its tokens, its text's and its values'
     limit: int = 0  # k of an ordered query's LIMIT k > 1 ("the 5 largest"): the question must say how many
+    lists: bool = False  # the answers are what the query selects, listed (SPARQL): "how many" asks a COUNT
 
 
 def _facts(lf_type: str, logical_form: str, lf_tokens: Sequence[str]) -> _Facts | None:
@@ -226,7 +233,7 @@ def _read_facts(lf_type: str, logical_form: str, lf_tokens: tuple[str, ...]) -> 
     else:
         return None
     value_words = frozenset(w for v in facts.values for w in v)
-    return facts._replace(value_words=value_words,
+    return facts._replace(value_words=value_words, lists=lf_type == "sparql",
                           lf_words=frozenset(lf_tokens) | value_words | frozenset(nl_tokens(logical_form.lower())))
 
 
@@ -262,6 +269,9 @@ def _check(facts: _Facts | None, question: str) -> AuditResult:
     failures.extend(_sibling_failures(words, lf_words))
     if not facts.ordered:
         failures.extend(_unasked_superlative(words, lf_words, facts.value_words))
+    if (facts.lists and "count" not in facts.aggregates and _says_how_many(words)
+            and not QUANTITY_WORDS & {w for t in lf_words for w in t.split("_")}):
+        failures.append("count stated (how many) but the query lists its answers (no COUNT)")
     for aggregate, (said, query_words) in UNASKED_AGGREGATES.items():
         stated = sorted({w for w in words if w in said})
         if stated and aggregate not in facts.aggregates and not query_words & lf_words:
@@ -519,6 +529,10 @@ def _said_after_a_value(words: list[str], joint: int) -> bool:
     after = words[joint + 2 : joint + 3]  # not "than", nor the next value ("1976 and over 67 assists")
     return (words[joint : joint + 1] in (["or"], ["and"]) and joint + 1 < len(words)
             and words[joint + 1] in AFTER_VALUE_WORDS and after != ["than"] and not (after and _number(after[0]) is not None))
+
+
+def _says_how_many(words: list[str]) -> bool:
+    return any(w == "how" and words[i + 1 : i + 2] == ["many"] for i, w in enumerate(words))
 
 
 def _states_aggregate(words: list[str], aggregate: str) -> bool:

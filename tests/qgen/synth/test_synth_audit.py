@@ -574,3 +574,22 @@ def test_an_ordered_query_that_asks_for_more_than_one_says_how_many(lf: str, que
     lf_type = "sql" if lf.startswith("SELECT name") else "sparql"
     tokens = sparql_tokens(lf) if lf_type == "sparql" else []
     assert list(audit_pair(lf_type, lf, tokens, question).failures) == failures
+
+
+def test_how_many_asks_a_count_that_a_listing_sparql_query_lacks() -> None:
+    listing = "SELECT ?x WHERE { ns:m.06mzp ns:location.country.languages_spoken ?x . }"
+    names = {"m.06mzp": "Switzerland"}
+    tokens = tokenize_lf(listing, "sparql", names=names).tokens
+    assert audit_pair("sparql", listing, tokens, "what languages are spoken in switzerland ?").passed
+    assert audit_pair("sparql", listing, tokens, "how many languages are spoken in switzerland ?").failures == (
+        "count stated (how many) but the query lists its answers (no COUNT)",)
+    counted = "SELECT (COUNT(?x) AS ?n) WHERE { ns:m.06mzp ns:location.country.languages_spoken ?x . }"
+    assert audit_pair("sparql", counted, tokenize_lf(counted, "sparql", names=names).tokens,
+                      "how many languages are spoken in switzerland ?").passed
+    # a relation that holds a quantity is asked "how many" too
+    pages = "SELECT ?x WHERE { ns:m.0a ns:book.written_work.number_of_pages ?x . }"
+    assert audit_pair("sparql", pages, tokenize_lf(pages, "sparql", names={"m.0a": "Dune"}).tokens,
+                      "how many pages does dune have ?").passed
+    # SQL's numeric columns are asked "how many" without COUNT
+    assert audit_pair("sql", 'SELECT "Points" FROM t WHERE "Team" = \'boston\'', [],
+                      "how many points did boston score ?").passed
