@@ -211,6 +211,15 @@ def _file_records(file: str, lf_type: str, input_format: str, json_fields: Optio
         fail(_file_error(file, err), 1)
 
 
+def _names_a_file(text: str) -> bool:
+    """Whether a logical form given on the command line is the path of an existing file instead (a query
+    can be no file name: too long for one, or a name the system refuses)."""
+    try:
+        return "\n" not in text and Path(text.strip()).is_file()
+    except (OSError, ValueError):
+        return False
+
+
 def _check_file_exists(file: str, option: str = "--file", input_format: str = "auto") -> None:
     """A file option naming nothing: a usage error (exit 2). A dataset name stands without --format."""
     from qgen.datasets.registry import DATASETS
@@ -507,7 +516,7 @@ def generate(
         fail("give a logical form or --file, not both", 2)
     if lf is not None and not lf.strip():
         fail("the logical form is empty; give a query, or --file (or stdin) for many", 2)
-    if lf is not None and len(lf) < 4096 and "\n" not in lf and Path(lf.strip()).is_file():
+    if lf is not None and _names_a_file(lf):
         fail(f"{lf.strip()} is a file, not a logical form: give it as --file {lf.strip()}", 2)
     fields = _input_format(input_format, json_fields)
     if file is not None:

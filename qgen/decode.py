@@ -256,8 +256,8 @@ def _search(model: torch.nn.Module, batch: Batch, beam: int, max_len: int, alpha
     """``beam_search``'s loop; the state it leaves (``results``, and ``early_results`` with ``early_keep``)."""
     if not 1 <= beam <= MAX_BEAM:
         raise ValueError(f"the beam size must be between 1 and {MAX_BEAM}, got {beam}")
-    for keep in (num_return, early_keep or 1):  # zero would return nothing, more than the beam cannot be kept
-        if not 1 <= keep <= beam:
+    for keep in (num_return, early_keep if early_keep is not None else 1):  # zero would return nothing, more than
+        if not 1 <= keep <= beam:  # the beam cannot be kept
             raise ValueError(f"num_return must be between 1 and the beam size {beam}, got {keep}")
     device = batch.src.device
     if check_every is None:

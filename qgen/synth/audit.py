@@ -123,7 +123,12 @@ UNASKED_AGGREGATES = {"avg": ({"average"}, {"avg", "average", "averages", "mean"
 # holds a quantity ("how many pages" is ``book.written_work.number_of_pages``, "how many people" a population).
 # Not for SQL: "how many points did ... score" is ``SELECT "Points"``.
 QUANTITY_WORDS = {"number", "count", "population", "amount", "quantity", "total", "frequency", "size", "capacity",
-                  "pages", "height", "weight", "length", "area", "age", "duration", "runtime", "episodes", "seasons"}
+                  "pages", "height", "weight", "length", "area", "age", "duration", "runtime", "episodes", "seasons",
+                  "elevation", "budget", "revenue", "depth", "width", "distance", "mass", "price", "cost", "salary",
+                  "temperature", "speed", "volume", "gross", "income", "employees", "attendance", "enrollment",
+                  "goals", "points", "votes", "seats", "passengers", "students"}
+# Wikidata's numbered properties (wdt:P1082, the population) name nothing: the rule cannot tell a quantity.
+_NUMBERED_PROPERTY = re.compile(r"(?:\b(?:wdt|p|ps|pq):P\d+\b|wikidata\.org/prop/)", re.IGNORECASE)
 # Attributes that come in sets of siblings (a table's "Home team" and "Away team"): a question that says one of a
 # set where the query names another, and not it, asks about the other attribute ("home" for "Away team").
 SIBLING_WORDS = [{"home", "away"}, {"gold", "silver", "bronze"}, {"win", "loss", "draw"},
@@ -134,6 +139,7 @@ SIBLING_WORDS = [{"home", "away"}, {"gold", "silver", "bronze"}, {"win", "loss",
                  {"father", "mother"}, {"son", "daughter"}, {"husband", "wife"}, {"brother", "sister"},
                  {"birth", "death"}, {"for", "against"}]  # "for": only said right after a tally ("points for")
 TALLY_WORDS = {"points", "goals", "tries", "runs"}
+TALLY_SIDES = {"for", "against"}
 # One attribute, said in other forms (plurals, verbs: "directed by" is the director, "died" the death)
 _SIBLING_SPELLINGS = {
     "golds": "gold", "silvers": "silver", "bronzes": "bronze", "wins": "win", "won": "win", "winning": "win",
@@ -213,7 +219,8 @@ class _Facts(NamedTuple):
     value_words: frozenset[str] = frozenset()  # the words of the values
     lf_words: frozenset[str] = frozenset()  # the query's words: its tokens, its text's and its values'
     limit: int = 0  # k of an ordered query's LIMIT k > 1 ("the 5 largest"): the question must say how many
-    lists: bool = False  # the answers are what the query selects, listed (SPARQL): "how many" asks a COUNT
+    lists: bool = False  # the answers are what the query selects, listed (SPARQL, its properties named): "how
+    # many" asks a COUNT
 
 
 def _facts(lf_type: str, logical_form: str, lf_tokens: Sequence[str]) -> _Facts | None:
@@ -233,7 +240,8 @@ def _read_facts(lf_type: str, logical_form: str, lf_tokens: tuple[str, ...]) -> 
     else:
         return None
     value_words = frozenset(w for v in facts.values for w in v)
-    return facts._replace(value_words=value_words, lists=lf_type == "sparql",
+    lists = lf_type == "sparql" and not _NUMBERED_PROPERTY.search(logical_form)
+    return facts._replace(value_words=value_words, lists=lists,
                           lf_words=frozenset(lf_tokens) | value_words | frozenset(nl_tokens(logical_form.lower())))
 
 
@@ -308,10 +316,10 @@ def _says_negation(words: list[str], lf_words: frozenset[str]) -> bool:
 
 def _sibling_failures(words: list[str], lf_words: frozenset[str]) -> list[str]:
     """The question says an attribute's sibling instead of it (``SIBLING_WORDS``: "home" for "Away team")."""
-    # "for" says a tally's side only right after the tally ("points for"); elsewhere it is a preposition
-    # ("wins for port fairy", "the tries against for 87 points")
+    # "for" and "against" say a tally's side only right after the tally ("points for"); elsewhere they are
+    # prepositions ("wins for port fairy", "the points for against the bears")
     said = {_SIBLING_SPELLINGS.get(w, w) for i, w in enumerate(words)
-            if w != "for" or (i > 0 and words[i - 1] in TALLY_WORDS)}
+            if w not in TALLY_SIDES or (i > 0 and words[i - 1] in TALLY_WORDS)}
     named = {_RELATION_SPELLINGS.get(w, _SIBLING_SPELLINGS.get(w, w)) for w in lf_words}
     failures = [f"attribute {word} said but the query names {', '.join(sorted(siblings & named))}"
                 for siblings in SIBLING_WORDS for word in sorted(siblings & said - named) if siblings & named]

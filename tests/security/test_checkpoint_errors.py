@@ -91,6 +91,10 @@ def test_generate_usage_errors_exit_2(qgen: Qgen, tiny_checkpoint: Path, tmp_pat
     lfs.write_text(f'{{"id": "1", "lf": "{LF}"}}\n')
     code, out, err = qgen("generate", "--checkpoint", tiny_checkpoint, lfs)
     assert code == 2 and not out and err.strip() == f"error: {lfs} is a file, not a logical form: give it as --file {lfs}"
+    from qgen.cli import _names_a_file
+
+    assert not _names_a_file("SELECT x FROM t WHERE " + " AND ".join(f"c{i} = 'v{i}'" for i in range(30)))  # > 255 bytes
+    assert not _names_a_file("SELECT ?x WHERE { ?x <http://a/b> \"\x00\" }") and _names_a_file(f" {lfs} ")
     for pair in ("m.0a=", "=Oslo", "m.0a"):
         code, _, err = qgen("generate", "--checkpoint", tiny_checkpoint, "--name", pair, LF)
         assert code == 2 and err.strip() == f"error: --name expects ID=NAME, got {pair!r}", err

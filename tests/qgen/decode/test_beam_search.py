@@ -67,8 +67,12 @@ def test_the_same_hypotheses_and_scores_as_the_row_by_row_search(beam, alpha, no
 
 @pytest.mark.parametrize("num_return", [0, -1, 4])
 def test_a_number_returned_outside_one_to_the_beam_is_refused(num_return) -> None:
+    from qgen.decode import beam_search_both
+
     with pytest.raises(ValueError, match=f"num_return must be between 1 and the beam size 3, got {num_return}"):
         beam_search(ToyModel(0), toy_batch(), beam=3, max_len=5, num_return=num_return)
+    with pytest.raises(ValueError, match=f"num_return must be between 1 and the beam size 3, got {num_return}"):
+        beam_search_both(ToyModel(0), toy_batch(), beam=3, num_return=num_return, max_len=5)
 
 
 def test_the_grid_covers_finished_and_unfinished_hypotheses() -> None:

@@ -593,3 +593,19 @@ def test_how_many_asks_a_count_that_a_listing_sparql_query_lacks() -> None:
     # SQL's numeric columns are asked "how many" without COUNT
     assert audit_pair("sql", 'SELECT "Points" FROM t WHERE "Team" = \'boston\'', [],
                       "how many points did boston score ?").passed
+
+
+def test_how_many_is_not_judged_where_the_relation_is_a_number_or_a_quantity() -> None:
+    wikidata = "SELECT ?x WHERE { wd:Q90 wdt:P1082 ?x . }"  # Paris's population, a numbered property
+    assert audit_pair("sparql", wikidata, tokenize_lf(wikidata, "sparql", names={"Q90": "Paris"}).tokens,
+                      "how many people live in paris ?").passed
+    elevation = "SELECT ?x WHERE { dbr:Denver dbo:elevation ?x . }"
+    assert audit_pair("sparql", elevation, tokenize_lf(elevation, "sparql").tokens,
+                      "how many feet is the elevation of denver ?").passed
+
+
+def test_against_is_a_tallys_side_only_right_after_the_tally() -> None:
+    sql = 'SELECT "Points for" FROM t WHERE "Opponent" = \'bears\''
+    assert audit_pair("sql", sql, [], "what were the points for against the bears ?").passed
+    assert audit_pair("sql", sql, [], "what were the points against the bears ?").failures == (
+        "attribute against said but the query names for",)
