@@ -24,6 +24,7 @@ import random
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import default_model  # benchmarks/default_model.py, beside this script: the default model's recipe
 import torch
@@ -141,11 +142,9 @@ def self_train(args: argparse.Namespace) -> None:
     out = args.work / ("self-trained" + named)
     train(few + pseudo, valid_pairs, MODEL, _config(args, epochs=args.epochs, max_seconds=max(args.budget - asked, 0),
                                                     init_from=base), out, print, meta)
-    _record_run(args, out, time.perf_counter() - started, base=args.base)
-    run = json.loads((out / "run.json").read_text())
-    run.update({"unlabeled": len(unlabeled), "pseudo_pairs": len(pseudo), "teacher_epochs": args.teacher_epochs,
-                "teacher_and_pseudo_seconds": round(asked, 1)})
-    (out / "run.json").write_text(json.dumps(run, indent=2) + "\n")
+    _record_run(args, out, time.perf_counter() - started, base=args.base, unlabeled=len(unlabeled),
+                pseudo_pairs=len(pseudo), teacher_epochs=args.teacher_epochs,
+                teacher_and_pseudo_seconds=round(asked, 1))
 
 
 def _logical_forms(path: Path, ids: set[str]) -> dict[str, tuple[str, list[str]]]:
@@ -161,10 +160,11 @@ def _sized(args: argparse.Namespace) -> str:
     return "" if args.pairs == DEFAULT_PAIRS else f"-{args.pairs}pairs"
 
 
-def _record_run(args: argparse.Namespace, out: Path, seconds: float, base: str | None) -> None:
-    """What ``report`` needs to put a run in its row: its seed pairs, its base, its wall time and threads."""
+def _record_run(args: argparse.Namespace, out: Path, seconds: float, base: str | None, **more: Any) -> None:
+    """What ``report`` needs to put a run in its row: its seed pairs, its base, its wall time and threads
+    (and ``more``: self-training's teacher and pseudo pairs)."""
     run = {"pairs": args.pairs, "base": base, "budget_s": args.budget, "threads": args.threads,
-           "learning_rate": args.learning_rate, "wall_seconds": round(seconds, 1), "commit": code_version()}
+           "learning_rate": args.learning_rate, "wall_seconds": round(seconds, 1), "commit": code_version(), **more}
     (out / "run.json").write_text(json.dumps(run, indent=2) + "\n")
     print(f"trained in {seconds:.0f} s")
 

@@ -219,8 +219,9 @@ class _Facts(NamedTuple):
     value_words: frozenset[str] = frozenset()  # the words of the values
     lf_words: frozenset[str] = frozenset()  # the query's words: its tokens, its text's and its values'
     limit: int = 0  # k of an ordered query's LIMIT k > 1 ("the 5 largest"): the question must say how many
-    lists: bool = False  # the answers are what the query selects, listed (SPARQL, its properties named): "how
-    # many" asks a COUNT
+    # SPARQL whose answers are listed (no numbered property) and whose relations hold no quantity
+    # (``QUANTITY_WORDS``): "how many" asks a COUNT it lacks
+    lists: bool = False
 
 
 def _facts(lf_type: str, logical_form: str, lf_tokens: Sequence[str]) -> _Facts | None:
@@ -240,9 +241,10 @@ def _read_facts(lf_type: str, logical_form: str, lf_tokens: tuple[str, ...]) -> 
     else:
         return None
     value_words = frozenset(w for v in facts.values for w in v)
-    lists = lf_type == "sparql" and not _NUMBERED_PROPERTY.search(logical_form)
-    return facts._replace(value_words=value_words, lists=lists,
-                          lf_words=frozenset(lf_tokens) | value_words | frozenset(nl_tokens(logical_form.lower())))
+    lf_words = frozenset(lf_tokens) | value_words | frozenset(nl_tokens(logical_form.lower()))
+    lists = (lf_type == "sparql" and not _NUMBERED_PROPERTY.search(logical_form)
+             and not QUANTITY_WORDS & {w for t in lf_words for w in t.split("_")})
+    return facts._replace(value_words=value_words, lists=lists, lf_words=lf_words)
 
 
 def _check(facts: _Facts | None, question: str) -> AuditResult:
@@ -277,8 +279,7 @@ def _check(facts: _Facts | None, question: str) -> AuditResult:
     failures.extend(_sibling_failures(words, lf_words))
     if not facts.ordered:
         failures.extend(_unasked_superlative(words, lf_words, facts.value_words))
-    if (facts.lists and "count" not in facts.aggregates and _says_how_many(words)
-            and not QUANTITY_WORDS & {w for t in lf_words for w in t.split("_")}):
+    if facts.lists and "count" not in facts.aggregates and _says_how_many(words):
         failures.append("count stated (how many) but the query lists its answers (no COUNT)")
     for aggregate, (said, query_words) in UNASKED_AGGREGATES.items():
         stated = sorted({w for w in words if w in said})
