@@ -147,6 +147,42 @@ def self_train(args: argparse.Namespace) -> None:
                 teacher_and_pseudo_seconds=round(asked, 1))
 
 
+def augment(args: argparse.Namespace) -> None:
+    """Template augmentation (``qgen train --augment-with``, qgen.seed_templates): the seed pairs' questions,
+    their columns and values cut out, filled with ``--unlabeled`` other logical forms of the training split
+    (their questions unused). Within the one budget, a model adapted from the base on the seed pairs
+    (``--seed-repeats`` times an epoch) and the filled ones, keeping the epoch of the best greedy BLEU on
+    the validation tenth (qgen.train_job.train_keeping_best_bleu, which says why not the loss)."""
+    from qgen.seed_templates import augment as fill_templates
+    from qgen.train_job import SEED_REPEATS, train_keeping_best_bleu
+
+    started = time.perf_counter()
+    few, valid_pairs = _few(args)
+    seed_ids = {p.id for p in few}
+    pool, _, _ = dataset_pairs("wikisql", args.prep / "wikisql", True)
+    others = [p for p in pool if p.id not in seed_ids]
+    unlabeled = random.Random(args.seed + 1).sample(others, min(args.unlabeled, len(others)))
+    filled = fill_templates(few, unlabeled, seed=args.seed, per_form=args.templates_per_form)
+    made = time.perf_counter() - started
+    print(f"templates: {len(filled)} of {len(unlabeled)} logical forms filled ({made:.1f} s)")
+    repeats = args.seed_repeats or SEED_REPEATS
+    torch.set_num_threads(args.threads)
+    out = args.work / (f"augmented-from-{args.base}{_sized(args)}-{len(unlabeled)}unlabeled"
+                       + (f"-{args.templates_per_form}per-form" if args.templates_per_form != 1 else "")
+                       + f"-seeds{repeats}x" + (f"-decay{args.lr_decay:g}" if args.lr_decay != 1.0 else ""))
+    if (out / "last.pt").exists():
+        raise SystemExit(f"{out} holds a run already: remove it to measure again (the budget is one run's)")
+    train_keeping_best_bleu(few * repeats + filled, valid_pairs, MODEL,
+                            _config(args, epochs=args.epochs, max_seconds=max(args.budget - made, 0),
+                                    init_from=str(args.work / args.base / "best.pt"), lr_decay=args.lr_decay),
+                            out, print, task_metadata("generate", ["sql"], True))
+    history = json.loads((out / "selection.json").read_text())["history"]
+    _record_run(args, out, time.perf_counter() - started, base=args.base, unlabeled=len(unlabeled),
+                filled_pairs=len(filled), templates_per_form=args.templates_per_form, seed_repeats=repeats,
+                templates_seconds=round(made, 1), lr_decay=args.lr_decay, selected_on="validation BLEU (greedy)",
+                validation_bleu_by_epoch=[round(h["dev_score"], 2) for h in history])
+
+
 def _logical_forms(path: Path, ids: set[str]) -> dict[str, tuple[str, list[str]]]:
     """id -> (logical form, its tokens) of a preprocessed examples file, for the audit."""
     import pyarrow.parquet as pq
@@ -226,7 +262,7 @@ def report(args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("step", choices=("base", "base-sql", "adapt", "scratch", "self-train", "report"))
+    parser.add_argument("step", choices=("base", "base-sql", "adapt", "scratch", "self-train", "augment", "report"))
     parser.add_argument("--base", choices=tuple(ADAPTED), default="base", help="The model that adapt starts from.")
     parser.add_argument("--demo-prep", type=Path, default=Path("out/adaptation/demo-prep"),
                         help="qgen preprocess data/demo/train_pairs.jsonl --out DIR (for base-sql).")
@@ -241,14 +277,22 @@ def main() -> None:
                         help="adapt's (default: the recipe's; a folder of its own, -lrX, when given)")
     parser.add_argument("--max-seconds", type=float, default=None, help="The base model's time budget.")
     parser.add_argument("--unlabeled", type=int, default=4000,
-                        help="self-train: logical forms of the domain without their questions, asked by the teacher")
+                        help="self-train, augment: logical forms of the domain without their questions (asked by the "
+                             "teacher; filled into the seed pairs' templates)")
     parser.add_argument("--teacher-epochs", type=int, default=6, help="self-train: the teacher's epochs")
+    parser.add_argument("--templates-per-form", type=int, default=1,
+                        help="augment: filled templates per logical form (distinct seeds' templates)")
+    parser.add_argument("--seed-repeats", type=int, default=None,
+                        help="augment: each seed pair this many times in an epoch beside the filled ones "
+                             "(default: qgen train --augment-with's)")
+    parser.add_argument("--lr-decay", type=float, default=1.0,
+                        help="augment: the learning rate's factor per epoch (1: constant, the recipe's)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--beam", type=int, default=4)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     {"base": base, "base-sql": base_sql, "adapt": adapt, "scratch": scratch, "self-train": self_train,
-     "report": report}[args.step](args)
+     "augment": augment, "report": report}[args.step](args)
 
 
 if __name__ == "__main__":

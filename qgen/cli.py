@@ -314,6 +314,11 @@ def train(
                                                                      "folder or default) on EXAMPLES "
                                                                      "(adaptation): its model and sizes, its "
                                                                      "vocabularies extended with the new tokens."),
+    augment_with: Optional[Path] = typer.Option(None, "--augment-with", help="Your domain's SQL logical forms "
+                                                "(qgen preprocess forms.jsonl --out DIR: DIR/unlabelled.parquet; "
+                                                "questions not needed): EXAMPLES' questions become templates that "
+                                                "these forms fill, trained on beside EXAMPLES; the epoch of the "
+                                                "best validation BLEU is kept."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help=option_help.QUIET),
 ) -> None:
     """Train a question generator or a parser (resuming from <out>/last.pt when it is there)."""
@@ -347,6 +352,8 @@ def train(
     except ValueError as error:
         fail(_as_option(str(error)), 2)
     _labelled_examples(examples, "train")  # the options first, then the file, before any work
+    if augment_with is not None:
+        _forms_file(augment_with, task)
     if init_from is not None:  # the model is the checkpoint's: its sizes, whatever the options say
         from qgen.checkpoint import read_payload
 
@@ -359,7 +366,7 @@ def train(
                    "--model and the size options do not apply")
     try:
         result = train_on_examples(examples, out, model_cfg, cfg, entity_replacement=variant.entity_replacement,
-                                   log=_log(quiet), task=task)
+                                   log=_log(quiet), task=task, augment_with=augment_with)
     except TooFewExamplesError as err:  # found before any training
         fail(str(err), 2)
     typer.echo(f"{result.epochs_run} epochs on {result.device}; best epoch {result.best_epoch} "
@@ -439,6 +446,26 @@ def evaluate(
             typer.echo(f"plot {path}")
     typer.echo(headline(metrics["full"]))
     typer.echo(f"wrote {out.resolve()}")
+
+
+def _forms_file(forms: Path, task: str) -> None:
+    """``--augment-with``: a preprocessed file holding SQL logical forms, for a question generator."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if task != "generate":
+        fail("--augment-with trains a question generator: drop it or --task parse", 2)
+    if not forms.is_file():
+        fail(f"--augment-with {forms}: no such file (qgen preprocess forms.jsonl --out DIR writes "
+             "DIR/unlabelled.parquet)", 2)
+    try:
+        types = pq.read_table(forms, columns=["lf_type"]).column("lf_type").to_pylist()
+    except (OSError, pa.ArrowException) as err:
+        fail(f"--augment-with {forms}: not a preprocessed file (qgen preprocess writes them); "
+             f"{' '.join(str(err).split())}", 1)
+    if "sql" not in types:
+        fail(f"--augment-with {forms}: no SQL logical forms in it ({len(types)} rows); templates are filled "
+             "with SQL forms only", 2)
 
 
 def _labelled_examples(examples: Path, command: str) -> list[str]:

@@ -12,7 +12,14 @@ import json
 import shutil
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+if TYPE_CHECKING:
+    from qgen.data import Pair
+
+class NoEpochScored(RuntimeError):
+    """The time budget ended the first epoch before it could be scored."""
+
 
 STATE = "selection.json"
 OUTPUTS = "best_outputs.json"
@@ -59,6 +66,29 @@ def train_selecting_on_dev(run_dir: Path, epochs: int, train_to: Callable[[int],
         tmp.write_text(json.dumps(state, indent=2))
         tmp.replace(path)
     if state["best"] is None:
-        raise RuntimeError(f"{run_dir}: no epoch was scored on dev (the time budget ended the first epoch); "
+        raise NoEpochScored(f"{run_dir}: no epoch was scored on dev (the time budget ended the first epoch); "
                            "start the run again with more time")
     return {**state, "best_outputs": json.loads((run_dir / OUTPUTS).read_text())}
+
+
+def greedy_bleu(pairs: Sequence[Pair], device: Any = "cpu", batch_size: int = 64) -> Callable[[Path], tuple[float, list]]:
+    """A ``dev_score`` for held-out pairs: the checkpoint's greedy questions and their corpus BLEU."""
+    def score(checkpoint: Path) -> tuple[float, list]:
+        import torch
+
+        from qgen.checkpoint import load_checkpoint
+        from qgen.decode import greedy
+        from qgen.metrics.bleu import corpus_bleu
+        from qgen.model.batch import make_batch
+
+        model, src_vocab, tgt_vocab, _ = load_checkpoint(checkpoint, device)
+        by_length = sorted(range(len(pairs)), key=lambda i: len(pairs[i].src))  # batches of alike lengths, for speed
+        outputs: list[list[str]] = [[] for _ in pairs]
+        with torch.inference_mode():
+            for start in range(0, len(by_length), batch_size):
+                rows = by_length[start:start + batch_size]
+                batch = make_batch([pairs[i].src for i in rows], None, src_vocab, tgt_vocab, model.cfg.copy).to(device)
+                for i, hyp, oovs in zip(rows, greedy(model, batch), batch.oovs):
+                    outputs[i] = tgt_vocab.decode(hyp.ids, oovs)
+        return corpus_bleu(outputs, [[p.tgt] for p in pairs]).score, outputs
+    return score

@@ -20,13 +20,17 @@ class TooFewExamplesError(ValueError):
 def train_on_examples(examples: str | Path, out_dir: str | Path, model: ModelConfig | str = "scratchpad",
                       cfg: TrainConfig | None = None, valid_fraction: float = 0.1,
                       entity_replacement: bool = True, log: Callable[[str], None] = print,
-                      task: str = "generate") -> TrainResult:
+                      task: str = "generate", augment_with: str | Path | None = None) -> TrainResult:
     """Hold out ``valid_fraction`` of the groups of ``examples`` (a ``qgen preprocess`` Parquet file)
     for model selection, and train; ``model`` is a ``ModelConfig`` or a row name of Table 1.
 
     ``task="parse"`` trains the semantic parser (question -> logical form, ``qgen.parse``): targets up
     to ``PARSE_MAX_TGT_LEN`` tokens unless ``cfg`` asks for more, and afterwards the round-trip
     calibration on the held-out pairs is stored in ``best.pt``.
+
+    ``augment_with`` (a ``qgen preprocess`` file of the domain's logical forms, questions not needed):
+    the training pairs' questions become templates that these forms fill (qgen.seed_templates); the
+    model learns from both, and the epoch with the best greedy BLEU on the held-out pairs is kept.
     """
     model_cfg = VARIANTS[model].model if isinstance(model, str) else model
     cfg = cfg or TrainConfig()
@@ -39,13 +43,84 @@ def train_on_examples(examples: str | Path, out_dir: str | Path, model: ModelCon
     if not train_pairs:  # one group, and validation holds it out: a model with empty vocabularies
         raise TooFewExamplesError(f"{examples} holds one group of examples only (one example, or the parses of "
                                   "one question), which validation holds out; train needs at least two")
+    if augment_with is not None:
+        if task != "generate":
+            raise ValueError("template augmentation trains a question generator (--task generate)")
+        filled = filled_templates(train_pairs, augment_with, entity_replacement, cfg.seed, log)
+        train_pairs = train_pairs * SEED_REPEATS + filled
     metadata = task_metadata(task, lf_types_of(examples), entity_replacement)
     # What a corpus card names the model by, beside its checksum (qgen.synth.card.model_facts).
     metadata["training_data"] = (f"{Path(examples).name} (sha256 {file_checksum(examples)[:12]}): "
                                  f"{len(train_pairs)} pairs, {len(valid_pairs)} held out for validation")
-    result = train(train_pairs, valid_pairs, model_cfg, cfg, out_dir, log, metadata)
+    if augment_with is not None:
+        result = train_keeping_best_bleu(train_pairs, valid_pairs, model_cfg, cfg, Path(out_dir), log, metadata)
+    else:
+        result = train(train_pairs, valid_pairs, model_cfg, cfg, out_dir, log, metadata)
     if task == "parse":
         calibration = calibrate(Path(result.out_dir) / "best.pt", valid_pairs or train_pairs)
         log(f"round-trip calibration: score threshold {calibration['threshold']:.3f} "
             f"({calibration['percentile']:g}th percentile of {calibration['pairs']} held-out pairs)")
     return result
+
+
+# Each seed pair this many times an epoch beside the filled templates: people's own wording weighs more
+# than the templates' (benchmarks/results/adaptation: 1, 4 and 10 measured).
+SEED_REPEATS = 4
+
+
+def filled_templates(seeds: list, forms_file: str | Path, entity_replacement: bool, seed: int,
+                     log: Callable[[str], None]) -> list:
+    """The SQL forms of ``forms_file`` filled into the SQL seeds' templates (qgen.seed_templates)."""
+    import pyarrow.parquet as pq
+
+    from qgen.data import read_pairs
+    from qgen.seed_templates import augment, template
+
+    types = dict(zip(*(pq.read_table(forms_file, columns=["id", "lf_type"]).column(c).to_pylist()
+                       for c in ("id", "lf_type"))))
+    forms = [f for f in read_pairs(forms_file, entity_replacement) if types[f.id] == "sql"]
+    if not forms:
+        raise ValueError(f"{forms_file} holds no SQL logical forms: templates are filled with SQL forms only")
+    templates = sum(template(p) is not None for p in seeds)
+    filled = augment(seeds, forms, seed=seed)
+    log(f"templates: {templates} of {len(seeds)} seed questions make templates; they fill {len(filled)} of "
+        f"{len(forms)} logical forms of {Path(forms_file).name}")
+    return filled
+
+
+def train_keeping_best_bleu(train_pairs: list, valid_pairs: list, model_cfg: ModelConfig, cfg: TrainConfig,
+                             out: Path, log: Callable[[str], None], metadata: dict) -> TrainResult:
+    """One epoch at a time within ``cfg.max_seconds`` (dev BLEU selection: qgen.dev_selection, resumable);
+    the best epoch's checkpoint becomes ``best.pt``. Why not the validation loss: with filled templates it is
+    lowest after an epoch or two and then rises while BLEU still rises (the templates say their columns word
+    for word, people often do not, and the model grows sure of wordings the held-out questions lack)."""
+    import shutil
+    import time
+
+    from qgen.dev_selection import BEST, NoEpochScored, greedy_bleu, train_selecting_on_dev
+    from qgen.train import resolve_device
+
+    deadline = None if cfg.max_seconds is None else time.perf_counter() + cfg.max_seconds
+    runs: list[TrainResult] = []
+
+    def train_to(epoch: int) -> TrainResult:
+        left = None if deadline is None else max(deadline - time.perf_counter(), 0.0)
+        runs.append(train(train_pairs, valid_pairs, model_cfg, replace(cfg, epochs=epoch, max_seconds=left), out,
+                          log, metadata))
+        return runs[-1]
+
+    try:
+        state = train_selecting_on_dev(out, cfg.epochs, train_to, greedy_bleu(valid_pairs, resolve_device(cfg.device)),
+                                       max_seconds=cfg.max_seconds, log=log)
+    except NoEpochScored:  # train() kept the model so far as best.pt, as without selection
+        log("the time budget ended within the first epoch: best.pt is the model so far, not scored; start the "
+            "run again to finish the epoch")
+        return runs[-1]
+    shutil.copyfile(out / BEST, out / "best.pt")
+    best = state["best"]
+    log(f"kept epoch {best['epoch']}: validation BLEU {best['dev_score']:.2f} (greedy)")
+    last = runs[-1] if runs else None
+    history = last.history if last else []
+    return TrainResult(str(out), len(history), best["epoch"], best["valid_nll"], history,
+                       last.device if last else str(resolve_device(cfg.device)),
+                       last.pretrained_vectors if last else "none")

@@ -53,3 +53,18 @@ def test_an_epoch_cut_short_by_the_time_budget_is_not_scored(tmp_path: Path) -> 
     with pytest.raises(RuntimeError, match="no epoch was scored"):
         train_selecting_on_dev(tmp_path / "fresh", 2, *fake_training(tmp_path / "fresh", [], cut_at=1),
                                log=lambda _: None)
+
+
+def test_greedy_bleu_keeps_each_output_beside_its_own_pair(tiny_checkpoint: Path) -> None:
+    # pairs of several lengths, not in length order: batches are formed by length, outputs come back in order
+    from qgen.data import Pair
+    from qgen.dev_selection import greedy_bleu
+    from qgen.metrics.bleu import corpus_bleu
+
+    words = ["porto", "bali", "new york", "lyon", "rio de janeiro", "oslo"]
+    pairs = [Pair(str(i), ["select", "?", "x", "where", "{", "ent:", *w.split(), "}"], ["what", "is", *w.split(), "?"],
+                  str(i)) for i, w in enumerate(words)]
+    score, outputs = greedy_bleu(pairs, batch_size=4)(tiny_checkpoint)
+    alone = [greedy_bleu([p])(tiny_checkpoint)[1][0] for p in pairs]
+    assert outputs == alone and len({tuple(o) for o in alone}) > 1  # the model tells the pairs apart
+    assert score == corpus_bleu(outputs, [[p.tgt] for p in pairs]).score

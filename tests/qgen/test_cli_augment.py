@@ -1,0 +1,78 @@
+"""qgen train --augment-with: seed questions as templates filled by the domain's SQL logical forms."""
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from qgen.checkpoint import load_checkpoint
+from qgen.cli import app
+
+runner = CliRunner()
+COLUMNS = [("Position", "Player"), ("College", "Player"), ("Nationality", "Pick"), ("Team", "Season")]
+VALUES = ["Ann Lee", "Bo Park", "Cy Dunn", "Di Moss", "Ed Fox"]
+
+
+def _write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def _preprocess(tmp_path: Path, name: str, rows: list[dict]) -> Path:
+    out = tmp_path / f"{name}-prep"
+    result = runner.invoke(app, ["preprocess", str(_write_jsonl(tmp_path / f"{name}.jsonl", rows)), "--out", str(out),
+                                 "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+@pytest.fixture
+def prepared(tmp_path: Path) -> tuple[Path, Path]:
+    seeds = [{"id": f"s{i}-{j}", "lf": f"SELECT \"{asked}\" FROM \"table\" WHERE \"{by}\" = '{value}'",
+              "question": f"what is the {asked.lower()} when the {by.lower()} is {value} ?"}
+             for i, (asked, by) in enumerate(COLUMNS) for j, value in enumerate(VALUES)]
+    # forms over a column no seed has ("Zebra Count"): only a filled template can teach its words
+    forms = [{"id": f"f{j}", "lf": f"SELECT \"Zebra Count\" FROM \"table\" WHERE \"Player\" = '{value}'"}
+             for j, value in enumerate(VALUES)]
+    forms.append({"id": "f-sparql", "lf": "SELECT ?x WHERE { <http://example.org/a> <http://example.org/b> ?x }"})
+    return _preprocess(tmp_path, "seeds", seeds) / "train.parquet", _preprocess(tmp_path, "forms", forms) / "unlabelled.parquet"
+
+
+def test_train_fills_templates_and_keeps_the_best_validation_bleu(tmp_path: Path, prepared) -> None:
+    seeds, forms = prepared
+    out = tmp_path / "m"
+    result = runner.invoke(app, ["train", str(seeds), "--augment-with", str(forms), "--out", str(out), "--epochs", "2",
+                                 "--hidden", "16", "--embedding", "8", "--layers", "1", "--batch-size", "8"])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.stdout.split())
+    assert "make templates; they fill 5 of 5 logical forms of unlabelled.parquet" in text  # the SPARQL form is not SQL
+    history = json.loads((out / "selection.json").read_text())["history"]
+    assert [h["epoch"] for h in history] == [1, 2]
+    best = max(history, key=lambda h: h["dev_score"])
+    assert f"kept epoch {best['epoch']}: validation BLEU" in text
+    assert (out / "best.pt").read_bytes() == (out / "best_bleu.pt").read_bytes()
+    _, _, tgt_vocab, _ = load_checkpoint(out / "best.pt", "cpu")
+    assert "zebra" in tgt_vocab.itos  # learnt from the filled templates: no seed question says it
+
+
+def test_augment_with_refuses_a_missing_file_a_file_without_sql_and_a_parser(tmp_path: Path, prepared) -> None:
+    seeds, _ = prepared
+    sparql = _preprocess(tmp_path, "kg", [{"id": "k1", "lf": "SELECT ?x WHERE { <http://e.org/a> <http://e.org/b> ?x }"}])
+    cases = [([str(tmp_path / "nothing.parquet")], "no such file"),
+             ([str(sparql / "unlabelled.parquet")], "no SQL logical forms in it"),
+             ([str(sparql / "unlabelled.parquet"), "--task", "parse"], "trains a question generator")]
+    for extra, message in cases:
+        result = runner.invoke(app, ["train", str(seeds), "--out", str(tmp_path / "never"), "--augment-with", *extra])
+        assert result.exit_code == 2 and message in " ".join(result.output.split()), result.output
+        assert not (tmp_path / "never").exists()
+
+
+def test_a_budget_spent_within_the_first_epoch_keeps_the_model_so_far(tmp_path: Path, prepared) -> None:
+    seeds, forms = prepared
+    out = tmp_path / "m"
+    result = runner.invoke(app, ["train", str(seeds), "--augment-with", str(forms), "--out", str(out), "--epochs", "2",
+                                 "--hidden", "16", "--embedding", "8", "--layers", "1", "--batch-size", "2",
+                                 "--max-seconds", "0.001"])
+    assert result.exit_code == 0, result.output
+    assert "the time budget ended within the first epoch: best.pt is the model so far" in " ".join(result.stdout.split())
+    assert (out / "best.pt").is_file() and not (out / "best_bleu.pt").exists()
