@@ -46,11 +46,21 @@ def test_train_fills_templates_and_keeps_the_best_validation_bleu(tmp_path: Path
     assert result.exit_code == 0, result.output
     text = " ".join(result.stdout.split())
     assert "make templates; they fill 5 of 5 logical forms of unlabelled.parquet" in text  # the SPARQL form is not SQL
-    history = json.loads((out / "selection.json").read_text())["history"]
-    assert [h["epoch"] for h in history] == [1, 2]
-    best = max(history, key=lambda h: h["dev_score"])
-    assert f"kept epoch {best['epoch']}: validation BLEU" in text
-    assert (out / "best.pt").read_bytes() == (out / "best_bleu.pt").read_bytes()
+    selection = json.loads((out / "selection.json").read_text())
+    assert [h["epoch"] for h in selection["history"]] == [1, 2]
+    best = selection["best"]
+    assert best["dev_score"] == max(h["dev_score"] for h in selection["history"])
+    assert f"best epoch {best['epoch']}: validation BLEU" in text
+    if best["epoch"] == 1:  # the later epoch is averaged with it, and the average kept only if it scores higher
+        averaged = selection["averaged"]
+        assert averaged["epochs"] == [1, 2] and f"epochs 1-2 averaged: validation BLEU {averaged['dev_score']:.2f}" in text
+        kept = averaged["kept"]
+        assert kept == (averaged["dev_score"] > best["dev_score"])
+    else:
+        assert "averaged" not in selection and "averaged" not in text
+        kept = False
+    assert ((out / "best.pt").read_bytes() == (out / "best_bleu.pt").read_bytes()) == (not kept)
+    assert not (out / "epochs").exists() and not (out / "averaged.pt").exists()
     _, _, tgt_vocab, _ = load_checkpoint(out / "best.pt", "cpu")
     assert "zebra" in tgt_vocab.itos  # learnt from the filled templates: no seed question says it
 
