@@ -41,10 +41,10 @@ from qgen.version import code_version
 
 MODEL = replace(VARIANTS[default_model.MODEL].model, **default_model.SIZES)
 ADAPTED = {"base": "adapted", "base-sql": "adapted-from-base-sql"}  # each base's adapted model's folder
-DEFAULT_PAIRS = 500
+DEFAULT_PAIRS = 500  # the example: a user's few hundred seed pairs
 # augment: seconds of the budget kept for averaging the epochs and scoring the average after training
 # (measured: under 10 s with the 1,588 validation pairs on two threads)
-AVERAGE_RESERVE_S = 40.0  # the example: a user's few hundred seed pairs
+AVERAGE_RESERVE_S = 40.0
 
 
 def _config(args: argparse.Namespace, **changes) -> TrainConfig:

@@ -318,7 +318,8 @@ def train(
                                                 "(qgen preprocess forms.jsonl --out DIR: DIR/unlabelled.parquet; "
                                                 "questions not needed): EXAMPLES' questions become templates that "
                                                 "these forms fill, trained on beside EXAMPLES; the epoch of the "
-                                                "best validation BLEU is kept."),
+                                                "best validation BLEU is kept, or its average with the later "
+                                                "epochs when that scores higher."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help=option_help.QUIET),
 ) -> None:
     """Train a question generator or a parser (resuming from <out>/last.pt when it is there)."""

@@ -31,7 +31,8 @@ def train_on_examples(examples: str | Path, out_dir: str | Path, model: ModelCon
 
     ``augment_with`` (a ``qgen preprocess`` file of the domain's logical forms, questions not needed):
     the training pairs' questions become templates that these forms fill (qgen.seed_templates); the
-    model learns from both, and the epoch with the best greedy BLEU on the held-out pairs is kept.
+    model learns from both, and the epoch with the best greedy BLEU on the held-out pairs is kept, or its
+    average with the later epochs when that scores higher (``train_keeping_best_bleu``).
     """
     model_cfg = VARIANTS[model].model if isinstance(model, str) else model
     cfg = cfg or TrainConfig()
@@ -44,15 +45,19 @@ def train_on_examples(examples: str | Path, out_dir: str | Path, model: ModelCon
     if not train_pairs:  # one group, and validation holds it out: a model with empty vocabularies
         raise TooFewExamplesError(f"{examples} holds one group of examples only (one example, or the parses of "
                                   "one question), which validation holds out; train needs at least two")
-    if augment_with is not None:
-        if task != "generate":
-            raise ValueError("template augmentation trains a question generator (--task generate)")
-        filled = filled_templates(train_pairs, augment_with, entity_replacement, cfg.seed, log)
-        train_pairs = train_pairs * SEED_REPEATS + filled
     metadata = task_metadata(task, lf_types_of(examples), entity_replacement)
     # What a corpus card names the model by, beside its checksum (qgen.synth.card.model_facts).
     metadata["training_data"] = (f"{Path(examples).name} (sha256 {file_checksum(examples)[:12]}): "
                                  f"{len(train_pairs)} pairs, {len(valid_pairs)} held out for validation")
+    if augment_with is not None:
+        if task != "generate":
+            raise ValueError("template augmentation trains a question generator (--task generate)")
+        sql_ids = {i for i, t in _lf_types_by_id(examples).items() if t == "sql"}
+        filled = filled_templates([p for p in train_pairs if p.id in sql_ids], augment_with, entity_replacement,
+                                  cfg.seed, log, known=train_pairs + valid_pairs)
+        metadata["training_data"] += (f"; each {SEED_REPEATS} times an epoch, beside {len(filled)} questions of "
+                                      f"their templates filled with {Path(augment_with).name}'s logical forms")
+        train_pairs = train_pairs * SEED_REPEATS + filled
     if augment_with is not None:
         result = train_keeping_best_bleu(train_pairs, valid_pairs, model_cfg, cfg, Path(out_dir), log, metadata)
     else:
@@ -69,19 +74,26 @@ def train_on_examples(examples: str | Path, out_dir: str | Path, model: ModelCon
 SEED_REPEATS = 4
 
 
-def filled_templates(seeds: list, forms_file: str | Path, entity_replacement: bool, seed: int,
-                     log: Callable[[str], None]) -> list:
-    """The SQL forms of ``forms_file`` filled into the SQL seeds' templates (qgen.seed_templates)."""
+def _lf_types_by_id(path: str | Path) -> dict[str, str]:
     import pyarrow.parquet as pq
 
+    table = pq.read_table(path, columns=["id", "lf_type"])
+    return dict(zip(table.column("id").to_pylist(), table.column("lf_type").to_pylist()))
+
+
+def filled_templates(seeds: list, forms_file: str | Path, entity_replacement: bool, seed: int,
+                     log: Callable[[str], None], known: list | None = None) -> list:
+    """The SQL forms of ``forms_file`` filled into the SQL seeds' templates (qgen.seed_templates), leaving
+    out the forms of ``known`` pairs (the seeds' own, and the held-out ones, whose BLEU selects the epochs)."""
     from qgen.data import read_pairs
     from qgen.seed_templates import augment, template
 
-    types = dict(zip(*(pq.read_table(forms_file, columns=["id", "lf_type"]).column(c).to_pylist()
-                       for c in ("id", "lf_type"))))
+    types = _lf_types_by_id(forms_file)
     forms = [f for f in read_pairs(forms_file, entity_replacement) if types[f.id] == "sql"]
     if not forms:
         raise ValueError(f"{forms_file} holds no SQL logical forms: templates are filled with SQL forms only")
+    seen = {tuple(p.src) for p in known or ()}
+    forms = [f for f in forms if tuple(f.src) not in seen]
     templates = sum(template(p) is not None for p in seeds)
     filled = augment(seeds, forms, seed=seed)
     log(f"templates: {templates} of {len(seeds)} seed questions make templates; they fill {len(filled)} of "
@@ -93,12 +105,13 @@ def train_keeping_best_bleu(train_pairs: list, valid_pairs: list, model_cfg: Mod
                             out: Path, log: Callable[[str], None], metadata: dict) -> TrainResult:
     """One epoch at a time within ``cfg.max_seconds`` (dev BLEU selection: qgen.dev_selection, resumable);
     then the weights of the best epoch and of every later one, averaged, if that scores higher still. The
-    model kept becomes ``best.pt``. Why not the validation loss: with filled templates it is lowest after an
-    epoch or two and then rises while BLEU still rises (the templates say their columns word for word,
+    model kept becomes ``best.pt``. Why not the validation loss: with filled templates it is lowest after the
+    first epoch and then rises, while BLEU peaks later (the templates say their columns word for word,
     people often do not, and the model grows sure of wordings the held-out questions lack). Why the
     average: from one epoch to the next the held-out BLEU swings by two or three points (Adam at a constant
-    rate on a few thousand pairs), and the average of the epochs from the best one on sits in the middle of
-    that swing (benchmarks/results/adaptation: epochs 2-4 averaged 23.14, the best epoch 22.83)."""
+    rate), and averaged weights smooth that swing (benchmarks/results/adaptation: epochs 2-4 averaged 23.14,
+    above each of them; the best, epoch 2, 22.83). Each scored epoch's checkpoint waits in ``epochs/`` until
+    the run is complete; those older than the best are dropped as soon as a better one comes."""
     import shutil
     import time
 
@@ -118,13 +131,23 @@ def train_keeping_best_bleu(train_pairs: list, valid_pairs: list, model_cfg: Mod
 
     bleu = greedy_bleu(valid_pairs, resolve_device(cfg.device))
 
-    def scored(checkpoint: Path) -> tuple[float, list]:
-        epochs.mkdir(exist_ok=True)
-        shutil.copyfile(checkpoint, epochs / f"{len(runs[-1].history)}.pt")
-        return bleu(checkpoint)
+    state_file = out / "selection.json"
+    best_so_far = [json.loads(state_file.read_text())["best"]["dev_score"]] if state_file.exists() else []
 
-    try:
-        state = train_selecting_on_dev(out, cfg.epochs, train_to, scored, max_seconds=cfg.max_seconds, log=log)
+    def scored(checkpoint: Path) -> tuple[float, list]:
+        epoch = len(runs[-1].history)
+        epochs.mkdir(exist_ok=True)
+        shutil.copyfile(checkpoint, epochs / f"{epoch}.pt")
+        score = bleu(checkpoint)
+        if not best_so_far or score[0] > best_so_far[0]:  # never averaged from now on: the older epochs
+            best_so_far[:] = [score[0]]
+            for older in epochs.glob("*.pt"):
+                if int(older.stem) < epoch:
+                    older.unlink()
+        return score
+
+    try:  # the time budget is train_to's (one deadline for the whole run), not the training time alone
+        state = train_selecting_on_dev(out, cfg.epochs, train_to, scored, log=log)
     except NoEpochScored:  # train() kept the model so far as best.pt, as without selection
         log("the time budget ended within the first epoch: best.pt is the model so far, not scored; start the "
             "run again to finish the epoch")
@@ -132,17 +155,21 @@ def train_keeping_best_bleu(train_pairs: list, valid_pairs: list, model_cfg: Mod
     best, last = state["best"], state["history"][-1]["epoch"]
     shutil.copyfile(out / BEST, out / "best.pt")
     log(f"best epoch {best['epoch']}: validation BLEU {best['dev_score']:.2f} (greedy)")
-    if last > best["epoch"]:
-        averaged = average_checkpoints([epochs / f"{e}.pt" for e in range(best["epoch"], last + 1)], out / "averaged.pt")
+    kept = [epochs / f"{e}.pt" for e in range(best["epoch"], last + 1) if (epochs / f"{e}.pt").is_file()]
+    if len(kept) > 1:  # (a run extended after it was complete kept no earlier epochs: nothing to average)
+        averaged = average_checkpoints(kept, out / "averaged.pt")
         score = bleu(averaged)[0]
-        log(f"epochs {best['epoch']}-{last} averaged: validation BLEU {score:.2f}")
-        state["averaged"] = {"epochs": [best["epoch"], last], "dev_score": score, "kept": score > best["dev_score"]}
+        numbers = [int(path.stem) for path in kept]
+        log(f"epochs {numbers[0]}-{numbers[-1]} averaged: validation BLEU {score:.2f}")
+        state["averaged"] = {"epochs": [numbers[0], numbers[-1]], "dev_score": score,
+                             "kept": score > best["dev_score"]}
         if score > best["dev_score"]:
             shutil.copyfile(averaged, out / "best.pt")
         averaged.unlink()
         (out / "selection.json").write_text(json.dumps({k: v for k, v in state.items() if k != "best_outputs"},
                                                        indent=2))
-    shutil.rmtree(epochs, ignore_errors=True)
+    if not state["stopped_within_epoch"]:  # complete: a run started again trains no epoch to average with these
+        shutil.rmtree(epochs, ignore_errors=True)
     history = runs[-1].history if runs else []
     return TrainResult(str(out), len(history), best["epoch"], best["valid_nll"], history,
                        runs[-1].device if runs else str(resolve_device(cfg.device)),

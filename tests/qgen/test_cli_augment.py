@@ -34,6 +34,8 @@ def prepared(tmp_path: Path) -> tuple[Path, Path]:
     # forms over a column no seed has ("Zebra Count"): only a filled template can teach its words
     forms = [{"id": f"f{j}", "lf": f"SELECT \"Zebra Count\" FROM \"table\" WHERE \"Player\" = '{value}'"}
              for j, value in enumerate(VALUES)]
+    # a seed's own form (under another id) is left out: the seeds are learnt as people wrote them
+    forms.append({"id": "f-seed", "lf": "SELECT \"Position\" FROM \"table\" WHERE \"Player\" = 'Ann Lee'"})
     forms.append({"id": "f-sparql", "lf": "SELECT ?x WHERE { <http://example.org/a> <http://example.org/b> ?x }"})
     return _preprocess(tmp_path, "seeds", seeds) / "train.parquet", _preprocess(tmp_path, "forms", forms) / "unlabelled.parquet"
 
@@ -45,7 +47,7 @@ def test_train_fills_templates_and_keeps_the_best_validation_bleu(tmp_path: Path
                                  "--hidden", "16", "--embedding", "8", "--layers", "1", "--batch-size", "8"])
     assert result.exit_code == 0, result.output
     text = " ".join(result.stdout.split())
-    assert "make templates; they fill 5 of 5 logical forms of unlabelled.parquet" in text  # the SPARQL form is not SQL
+    assert "make templates; they fill 5 of 5 logical forms of unlabelled.parquet" in text  # not the SPARQL one, nor the seed's
     selection = json.loads((out / "selection.json").read_text())
     assert [h["epoch"] for h in selection["history"]] == [1, 2]
     best = selection["best"]

@@ -59,3 +59,17 @@ def test_the_best_epoch_stays_when_the_average_scores_lower_or_no_epoch_follows_
     assert calls == ["last.pt"] * 3  # the best epoch is the last: nothing to average
     assert (out / "best.pt").read_bytes() == (out / "best_bleu.pt").read_bytes()
     assert read_payload(out / "best.pt")["epoch"] == 3
+
+
+def test_a_run_extended_after_it_was_complete_does_not_look_for_removed_epochs(tmp_path, monkeypatch) -> None:
+    import qgen.dev_selection
+
+    scores = iter([10.0, 20.0, 15.0, 30.0])
+    monkeypatch.setattr(qgen.dev_selection, "greedy_bleu",
+                        lambda pairs, device="cpu", batch_size=64: lambda checkpoint: (next(scores), [["what"]] * 2))
+    out = tmp_path / "run"
+    for epochs in (2, 3):  # complete at 2 (its best is its last: no average, epochs/ removed), then one more
+        train_keeping_best_bleu(PAIRS, PAIRS[:2], MODEL, TrainConfig(epochs=epochs, batch_size=6, learning_rate=1e-2),
+                                out, lambda _: None, {})
+    assert read_payload(out / "best.pt")["epoch"] == 2 and "averaged" not in (out / "selection.json").read_text()
+    assert next(scores) == 30.0  # epoch 3 was scored (15.0) and no average was
