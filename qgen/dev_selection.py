@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 if TYPE_CHECKING:
     from qgen.data import Pair
 
+
 class NoEpochScored(RuntimeError):
     """The time budget ended the first epoch before it could be scored."""
 
