@@ -160,7 +160,8 @@ def train_keeping_best_bleu(train_pairs: list, valid_pairs: list, model_cfg: Mod
         averaged = average_checkpoints(kept, out / "averaged.pt")
         score = bleu(averaged)[0]
         numbers = [int(path.stem) for path in kept]
-        log(f"epochs {numbers[0]}-{numbers[-1]} averaged: validation BLEU {score:.2f}")
+        log(f"epochs {numbers[0]}-{numbers[-1]} averaged: validation BLEU {score:.2f}; best.pt is "
+            + ("the average" if score > best["dev_score"] else f"epoch {best['epoch']}"))
         state["averaged"] = {"epochs": [numbers[0], numbers[-1]], "dev_score": score,
                              "kept": score > best["dev_score"]}
         if score > best["dev_score"]:

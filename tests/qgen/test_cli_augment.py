@@ -58,6 +58,7 @@ def test_train_fills_templates_and_keeps_the_best_validation_bleu(tmp_path: Path
         assert averaged["epochs"] == [1, 2] and f"epochs 1-2 averaged: validation BLEU {averaged['dev_score']:.2f}" in text
         kept = averaged["kept"]
         assert kept == (averaged["dev_score"] > best["dev_score"])
+        assert ("best.pt is the average" if kept else "best.pt is epoch 1") in text
     else:
         assert "averaged" not in selection and "averaged" not in text
         kept = False
