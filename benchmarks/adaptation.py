@@ -105,10 +105,7 @@ def self_train(args: argparse.Namespace) -> None:
     same base on the seed pairs and these learns the rest of the budget. The choice of the student's start
     (the base, not the teacher) follows He et al. (2020), "Revisiting self-training for neural sequence
     generation": a fresh student on the pseudo pairs, which the teacher has not already overfitted."""
-    from qgen.checkpoint import load_checkpoint
-    from qgen.data import sequential_batches
-    from qgen.decode import greedy
-    from qgen.model.batch import make_batch
+    from qgen.dev_selection import greedy_questions
     from qgen.synth.audit import audit_pair
 
     if args.learning_rate:
@@ -131,16 +128,13 @@ def self_train(args: argparse.Namespace) -> None:
                          "beside the seed pairs")
     unlabeled = random.Random(args.seed + 1).sample(others, args.unlabeled)
     forms = _logical_forms(args.prep / "wikisql" / "test.parquet", {p.id for p in unlabeled})
-    model, src_vocab, tgt_vocab, _ = load_checkpoint(teacher / "best.pt", "cpu")
     pseudo = []
-    with torch.inference_mode():
-        for chunk in sequential_batches(unlabeled, 64):
-            batch = make_batch([p.src for p in chunk], None, src_vocab, tgt_vocab, model.cfg.copy)
-            for pair, hyp, oovs in zip(chunk, greedy(model, batch), batch.oovs):
-                question = tgt_vocab.decode(hyp.ids, oovs)
-                lf, lf_tokens = forms[pair.id]
-                if question and audit_pair("sql", lf, lf_tokens, " ".join(question)).passed:
-                    pseudo.append(replace(pair, tgt=question))
+    questions = greedy_questions(teacher / "best.pt", unlabeled)
+    for i in sorted(range(len(unlabeled)), key=lambda i: len(unlabeled[i].src)):  # the order the recorded run kept
+        pair, question = unlabeled[i], questions[i]
+        lf, lf_tokens = forms[pair.id]
+        if question and audit_pair("sql", lf, lf_tokens, " ".join(question)).passed:
+            pseudo.append(replace(pair, tgt=question))
     asked = time.perf_counter() - started
     print(f"teacher and pseudo pairs: {len(pseudo)} of {len(unlabeled)} questions pass the audit ({asked:.0f} s)")
     out = args.work / ("self-trained" + named)

@@ -72,24 +72,32 @@ def train_selecting_on_dev(run_dir: Path, epochs: int, train_to: Callable[[int],
     return {**state, "best_outputs": json.loads((run_dir / OUTPUTS).read_text())}
 
 
+def greedy_questions(checkpoint: Path, pairs: Sequence[Pair], device: Any = "cpu",
+                     batch_size: int = 64) -> list[list[str]]:
+    """The checkpoint's greedy question for each pair's logical form, in the pairs' order."""
+    import torch
+
+    from qgen.checkpoint import load_checkpoint
+    from qgen.decode import greedy
+    from qgen.model.batch import make_batch
+
+    model, src_vocab, tgt_vocab, _ = load_checkpoint(checkpoint, device)
+    by_length = sorted(range(len(pairs)), key=lambda i: len(pairs[i].src))  # batches of alike lengths, for speed
+    outputs: list[list[str]] = [[] for _ in pairs]
+    with torch.inference_mode():
+        for start in range(0, len(by_length), batch_size):
+            rows = by_length[start:start + batch_size]
+            batch = make_batch([pairs[i].src for i in rows], None, src_vocab, tgt_vocab, model.cfg.copy).to(device)
+            for i, hyp, oovs in zip(rows, greedy(model, batch), batch.oovs):
+                outputs[i] = tgt_vocab.decode(hyp.ids, oovs)
+    return outputs
+
+
 def greedy_bleu(pairs: Sequence[Pair], device: Any = "cpu", batch_size: int = 64) -> Callable[[Path], tuple[float, list]]:
     """A ``dev_score`` for held-out pairs: the checkpoint's greedy questions and their corpus BLEU."""
     def score(checkpoint: Path) -> tuple[float, list]:
-        import torch
-
-        from qgen.checkpoint import load_checkpoint
-        from qgen.decode import greedy
         from qgen.metrics.bleu import corpus_bleu
-        from qgen.model.batch import make_batch
 
-        model, src_vocab, tgt_vocab, _ = load_checkpoint(checkpoint, device)
-        by_length = sorted(range(len(pairs)), key=lambda i: len(pairs[i].src))  # batches of alike lengths, for speed
-        outputs: list[list[str]] = [[] for _ in pairs]
-        with torch.inference_mode():
-            for start in range(0, len(by_length), batch_size):
-                rows = by_length[start:start + batch_size]
-                batch = make_batch([pairs[i].src for i in rows], None, src_vocab, tgt_vocab, model.cfg.copy).to(device)
-                for i, hyp, oovs in zip(rows, greedy(model, batch), batch.oovs):
-                    outputs[i] = tgt_vocab.decode(hyp.ids, oovs)
+        outputs = greedy_questions(checkpoint, pairs, device, batch_size)
         return corpus_bleu(outputs, [[p.tgt] for p in pairs]).score, outputs
     return score
