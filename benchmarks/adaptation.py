@@ -152,7 +152,7 @@ def augment(args: argparse.Namespace) -> None:
     (``--seed-repeats`` times an epoch) and the filled ones, keeping the epoch of the best greedy BLEU on
     the validation tenth (qgen.train_job.train_keeping_best_bleu, which says why not the loss)."""
     from qgen.seed_templates import augment as fill_templates
-    from qgen.train_job import SEED_REPEATS, train_keeping_best_bleu
+    from qgen.train_job import AUGMENT_WEIGHT_AVERAGE, SEED_REPEATS, train_keeping_best_bleu
 
     started = time.perf_counter()
     few, valid_pairs = _few(args)
@@ -164,20 +164,24 @@ def augment(args: argparse.Namespace) -> None:
     made = time.perf_counter() - started
     print(f"templates: {len(filled)} of {len(unlabeled)} logical forms filled ({made:.1f} s)")
     repeats = args.seed_repeats or SEED_REPEATS
+    average = AUGMENT_WEIGHT_AVERAGE if args.weight_average is None else args.weight_average
     torch.set_num_threads(args.threads)
     out = args.work / (f"augmented-from-{args.base}{_sized(args)}-{len(unlabeled)}unlabeled"
                        + (f"-{args.templates_per_form}per-form" if args.templates_per_form != 1 else "")
-                       + f"-seeds{repeats}x" + (f"-decay{args.lr_decay:g}" if args.lr_decay != 1.0 else ""))
+                       + f"-seeds{repeats}x" + (f"-decay{args.lr_decay:g}" if args.lr_decay != 1.0 else "")
+                       + (f"-average{average:g}" if average else ""))
     if (out / "last.pt").exists():
         raise SystemExit(f"{out} holds a run already: remove it to measure again (the budget is one run's)")
     train_keeping_best_bleu(few * repeats + filled, valid_pairs, MODEL,
                             _config(args, epochs=args.epochs, max_seconds=max(args.budget - made - AVERAGE_RESERVE_S, 0),
-                                    init_from=str(args.work / args.base / "best.pt"), lr_decay=args.lr_decay),
+                                    init_from=str(args.work / args.base / "best.pt"), lr_decay=args.lr_decay,
+                                    weight_average=average),
                             out, print, task_metadata("generate", ["sql"], True))
     selection = json.loads((out / "selection.json").read_text())
     _record_run(args, out, time.perf_counter() - started, base=args.base, unlabeled=len(unlabeled),
                 filled_pairs=len(filled), templates_per_form=args.templates_per_form, seed_repeats=repeats,
-                templates_seconds=round(made, 1), lr_decay=args.lr_decay, selected_on="validation BLEU (greedy)",
+                templates_seconds=round(made, 1), lr_decay=args.lr_decay,
+                weight_average=average, selected_on="validation BLEU (greedy)",
                 validation_bleu_by_epoch=[round(h["dev_score"], 2) for h in selection["history"]],
                 averaged=selection.get("averaged"))
 
@@ -287,6 +291,9 @@ def main() -> None:
                              "(default: qgen train --augment-with's)")
     parser.add_argument("--lr-decay", type=float, default=1.0,
                         help="augment: the learning rate's factor per epoch (1: constant, the recipe's)")
+    parser.add_argument("--weight-average", type=float, default=None,
+                        help="augment: the checkpoints' moving average of the weights, its decay per step "
+                             "(TrainConfig.weight_average; 0: off; default: qgen train --augment-with's)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--beam", type=int, default=4)
     parser.add_argument("--seed", type=int, default=1)

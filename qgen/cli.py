@@ -44,12 +44,22 @@ def _train_config(**fields):
 _TRAIN_OPTIONS = {"epochs": "--epochs", "batch_size": "--batch-size", "learning_rate": "--learning-rate",
                   "max_seconds": "--max-seconds", "teacher_forcing_per": "--teacher-forcing-per",
                   "teacher_forcing": "--teacher-forcing", "seed": "--seed", "hidden_size": "--hidden",
-                  "embedding_dim": "--embedding", "num_layers": "--layers", "dropout": "--dropout"}
+                  "embedding_dim": "--embedding", "num_layers": "--layers", "dropout": "--dropout",
+                  "weight_average": "--weight-average"}
 
 
 # The same for ``qgen synthesize`` (SynthesisConfig's fields that it sets).
 _SYNTHESIS_OPTIONS = {"beam": "--beam", "shard_size": "--shard-size", "candidates": "--candidates",
                       "sampling": "--sampling", "max_tokens": "--max-tokens", "seed": "--seed"}
+
+
+def _weight_average(given: float | None, augment_with: Path | None) -> float:
+    """--weight-average as given, else on for template augmentation only (qgen.train_job says why)."""
+    from qgen.train_job import AUGMENT_WEIGHT_AVERAGE
+
+    if given is not None:
+        return given
+    return AUGMENT_WEIGHT_AVERAGE if augment_with is not None else 0.0
 
 
 def _as_option(message: str, options: dict[str, str] = _TRAIN_OPTIONS) -> str:
@@ -320,6 +330,9 @@ def train(
                                                 "these forms fill, trained on beside EXAMPLES; the epoch of the "
                                                 "best validation BLEU is kept, or its average with the later "
                                                 "epochs when that scores higher."),
+    weight_average: Optional[float] = typer.Option(None, "--weight-average", help="Checkpoints hold a moving "
+                                                   "average of the weights, moving 1 - DECAY of the way to each "
+                                                   "step's (0: off, the default; with --augment-with, 0.995)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help=option_help.QUIET),
 ) -> None:
     """Train a question generator or a parser (resuming from <out>/last.pt when it is there)."""
@@ -347,7 +360,7 @@ def train(
     cfg = _train_config(epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, seed=seed,
                         max_seconds=max_seconds, glove_path=str(glove) if glove else None,
                         teacher_forcing=teacher_forcing, teacher_forcing_per=teacher_forcing_per,
-                        device=_device(device))
+                        device=_device(device), weight_average=_weight_average(weight_average, augment_with))
     try:
         model_cfg = replace(variant.model, hidden_size=hidden, embedding_dim=embedding, num_layers=layers, dropout=dropout)
     except ValueError as error:

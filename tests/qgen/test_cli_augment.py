@@ -7,6 +7,7 @@ from typer.testing import CliRunner
 
 from qgen.checkpoint import load_checkpoint
 from qgen.cli import app
+from qgen.train_job import AUGMENT_WEIGHT_AVERAGE
 
 runner = CliRunner()
 COLUMNS = [("Position", "Player"), ("College", "Player"), ("Nationality", "Pick"), ("Team", "Season")]
@@ -64,8 +65,21 @@ def test_train_fills_templates_and_keeps_the_best_validation_bleu(tmp_path: Path
         kept = False
     assert ((out / "best.pt").read_bytes() == (out / "best_bleu.pt").read_bytes()) == (not kept)
     assert not (out / "epochs").exists() and not (out / "averaged.pt").exists()
-    _, _, tgt_vocab, _ = load_checkpoint(out / "best.pt", "cpu")
+    _, _, tgt_vocab, payload = load_checkpoint(out / "best.pt", "cpu")
     assert "zebra" in tgt_vocab.itos  # learnt from the filled templates: no seed question says it
+    assert payload["train_config"]["weight_average"] == AUGMENT_WEIGHT_AVERAGE  # on by default with --augment-with
+
+
+def test_weight_average_is_off_without_augment_with_and_checked(tmp_path: Path, prepared) -> None:
+    seeds, _ = prepared
+    common = ["train", str(seeds), "--epochs", "1", "--hidden", "16", "--embedding", "8", "--layers", "1"]
+    result = runner.invoke(app, [*common, "--out", str(tmp_path / "plain")])
+    assert result.exit_code == 0, result.output
+    assert load_checkpoint(tmp_path / "plain" / "last.pt")[3]["train_config"]["weight_average"] == 0.0
+    result = runner.invoke(app, [*common, "--out", str(tmp_path / "bad"), "--weight-average", "1"])
+    assert result.exit_code == 2 and "--weight-average must be in [0, 1), got 1.0" in result.output
+    help_text = " ".join(runner.invoke(app, ["train", "--help"]).output.replace("│", " ").split())
+    assert f"with --augment-with, {AUGMENT_WEIGHT_AVERAGE:g})" in help_text
 
 
 def test_augment_with_refuses_a_missing_file_a_file_without_sql_and_a_parser(tmp_path: Path, prepared) -> None:

@@ -246,6 +246,23 @@ def test_init_from_adapts_a_trained_model_to_new_tokens(tmp_path: Path) -> None:
         start_from(tmp_path / "old" / "best.pt", new_pairs, model_cfg, {**meta, "task": "parse"}, lambda _: None)
 
 
+def test_init_from_a_model_copying_any_word_adds_only_the_words_it_must_generate(tmp_path: Path) -> None:
+    """copy "extended" copies a word of the logical form even out of the vocabulary: new output rows only
+    for words a question says that its form does not hold."""
+    from qgen.train import start_from
+
+    torch.set_num_threads(1)
+    meta = {"task": "generate", "lf_types": ["sparql"], "preprocessing": {"entity_replacement": True}}
+    train(PAIRS[:10], PAIRS[:2], FAMILIES["scratchpad_extended"], TrainConfig(epochs=1, batch_size=10), tmp_path / "old",
+          lambda _: None, meta)
+    new = [Pair("n1", ["select", "?", "x", "where", "{", "ent:", "oslo", "ns", "founder", "?", "x", "}"],
+                "who founded oslo , long ago ?".split(), "n1")]
+    _, src, tgt, _ = start_from(tmp_path / "old" / "best.pt", new, FAMILIES["scratchpad_extended"], meta, lambda _: None)
+    _, old_src, old_tgt, _ = load_checkpoint(tmp_path / "old" / "best.pt")
+    assert {"oslo", "founder"} <= set(src.itos[len(old_src):])  # the source side takes every new token
+    assert tgt.itos[len(old_tgt):] == [",", "ago", "founded", "long"]  # not "oslo" (copied), nor "who" (known)
+
+
 def test_glove_vectors_with_a_trailing_space_are_read(tmp_path: Path) -> None:
     import torch
 
