@@ -28,7 +28,7 @@ class WeightAverage:
         self.module = copy.deepcopy(model).eval().requires_grad_(False)
 
     def update(self, model: torch.nn.Module) -> None:
-        """Take in the model's weights after a step: one fused pass, nothing read back to the host."""
+        """Take in the model's weights after a step: one foreach call, nothing read back to the host."""
         torch._foreach_lerp_(list(self.module.parameters()), [p.detach() for p in model.parameters()],
                              1.0 - self.decay)
 

@@ -53,12 +53,17 @@ _SYNTHESIS_OPTIONS = {"beam": "--beam", "shard_size": "--shard-size", "candidate
                       "sampling": "--sampling", "max_tokens": "--max-tokens", "seed": "--seed"}
 
 
-def _weight_average(given: float | None, augment_with: Path | None) -> float:
-    """--weight-average as given, else on for template augmentation only (qgen.train_job says why)."""
+def _weight_average(given: float | None, augment_with: Path | None, out: Path) -> float:
+    """--weight-average as given; else a run being resumed keeps its own (one written before the option
+    had none), and a new one averages for template augmentation only (qgen.train_job says why)."""
     from qgen.train_job import AUGMENT_WEIGHT_AVERAGE
 
     if given is not None:
         return given
+    if (out / "last.pt").is_file():
+        from qgen.checkpoint import read_payload
+
+        return float(read_payload(out / "last.pt").get("train_config", {}).get("weight_average", 0.0))
     return AUGMENT_WEIGHT_AVERAGE if augment_with is not None else 0.0
 
 
@@ -360,7 +365,7 @@ def train(
     cfg = _train_config(epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, seed=seed,
                         max_seconds=max_seconds, glove_path=str(glove) if glove else None,
                         teacher_forcing=teacher_forcing, teacher_forcing_per=teacher_forcing_per,
-                        device=_device(device), weight_average=_weight_average(weight_average, augment_with))
+                        device=_device(device), weight_average=_weight_average(weight_average, augment_with, out))
     try:
         model_cfg = replace(variant.model, hidden_size=hidden, embedding_dim=embedding, num_layers=layers, dropout=dropout)
     except ValueError as error:

@@ -106,6 +106,18 @@ def filled_templates(seeds: list, forms_file: str | Path, entity_replacement: bo
     return filled
 
 
+def _without_training_state(source: Path, target: Path) -> None:
+    """``source``'s model as ``target``, without what only resuming needs (the optimizer's moments, the
+    last step's weights beside an average): best.pt as ``train`` writes it."""
+    import torch
+
+    from qgen.averaged_weights import TRAINING_WEIGHTS
+    from qgen.checkpoint import read_payload
+
+    payload = {k: v for k, v in read_payload(source).items() if k not in ("optimizer", TRAINING_WEIGHTS)}
+    torch.save(payload, target)
+
+
 def train_keeping_best_bleu(train_pairs: list, valid_pairs: list, model_cfg: ModelConfig, cfg: TrainConfig,
                             out: Path, log: Callable[[str], None], metadata: dict) -> TrainResult:
     """One epoch at a time within ``cfg.max_seconds`` (dev BLEU selection: qgen.dev_selection, resumable);
@@ -158,7 +170,7 @@ def train_keeping_best_bleu(train_pairs: list, valid_pairs: list, model_cfg: Mod
             "run again to finish the epoch")
         return runs[-1]
     best, last = state["best"], state["history"][-1]["epoch"]
-    shutil.copyfile(out / BEST, out / "best.pt")
+    _without_training_state(out / BEST, out / "best.pt")
     log(f"best epoch {best['epoch']}: validation BLEU {best['dev_score']:.2f} (greedy)")
     kept = [epochs / f"{e}.pt" for e in range(best["epoch"], last + 1) if (epochs / f"{e}.pt").is_file()]
     if len(kept) > 1:  # (a run extended after it was complete kept no earlier epochs: nothing to average)

@@ -18,9 +18,10 @@ import torch
 
 from qgen.checkpoint import read_payload
 
-# Not carried over from the first ingredient: its optimizer and RNG state (a soup is not resumed) and its
-# round-trip calibration (scores of another model's log-probabilities).
-DROPPED_KEYS = ("optimizer", "torch_rng", "round_trip")
+# Not carried over from the first ingredient: its optimizer, RNG state and training weights (a soup is
+# not resumed; qgen.averaged_weights) and its round-trip calibration (scores of another model's
+# log-probabilities).
+DROPPED_KEYS = ("optimizer", "torch_rng", "training_weights", "round_trip")
 
 
 def average_checkpoints(paths: Sequence[str | Path], out: str | Path) -> Path:

@@ -58,6 +58,23 @@ def test_checkpoints_hold_the_average_and_last_pt_the_training_weights(tmp_path:
         evaluate_loss(model, PAIRS[:4], src_vocab, tgt_vocab, cfg, resolve_device("cpu")), rel=1e-5)
     assert averaged.history[-1].valid_loss != plain.history[-1].valid_loss
     assert TRAINING_WEIGHTS not in load_checkpoint(tmp_path / "averaged" / "best.pt")[3]
+    # One epoch: best.pt is that epoch's model, the average, not the weights training goes on from.
+    train(PAIRS, PAIRS[:4], FAMILIES["scratchpad"], TrainConfig(epochs=1, weight_average=0.9, **BASE), tmp_path / "one",
+          log=quiet)
+    best, last = (load_checkpoint(tmp_path / "one" / name) for name in ("best.pt", "last.pt"))
+    assert all(torch.equal(best[0].state_dict()[k], v) for k, v in last[0].state_dict().items())
+    assert any(not torch.equal(last[3][TRAINING_WEIGHTS][k], v) for k, v in last[0].state_dict().items())
+
+
+def test_a_run_resumed_after_an_epoch_continues_identically(tmp_path: Path) -> None:
+    torch.set_num_threads(1)
+    for run, epochs in (("straight", [2]), ("resumed", [1, 2])):
+        for n in epochs:
+            train(PAIRS, PAIRS[:4], FAMILIES["scratchpad"], TrainConfig(epochs=n, weight_average=0.9, **BASE),
+                  tmp_path / run, log=quiet)
+    (a, *_, pa), (b, *_, pb) = (load_checkpoint(tmp_path / run / "last.pt") for run in ("straight", "resumed"))
+    assert all(torch.equal(a.state_dict()[k], b.state_dict()[k]) for k in a.state_dict())
+    assert all(torch.equal(pa[TRAINING_WEIGHTS][k], pb[TRAINING_WEIGHTS][k]) for k in pa[TRAINING_WEIGHTS])
 
 
 def test_a_run_stopped_within_an_epoch_resumes_identically(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@ import json
 from pathlib import Path
 
 import pytest
+import torch
 from typer.testing import CliRunner
 
 from qgen.checkpoint import load_checkpoint
@@ -63,7 +64,8 @@ def test_train_fills_templates_and_keeps_the_best_validation_bleu(tmp_path: Path
     else:
         assert "averaged" not in selection and "averaged" not in text
         kept = False
-    assert ((out / "best.pt").read_bytes() == (out / "best_bleu.pt").read_bytes()) == (not kept)
+    best, selected = load_checkpoint(out / "best.pt")[0].state_dict(), load_checkpoint(out / "best_bleu.pt")[0].state_dict()
+    assert all(torch.equal(best[k], selected[k]) for k in best) == (not kept)
     assert not (out / "epochs").exists() and not (out / "averaged.pt").exists()
     _, _, tgt_vocab, payload = load_checkpoint(out / "best.pt", "cpu")
     assert "zebra" in tgt_vocab.itos  # learnt from the filled templates: no seed question says it
@@ -71,13 +73,17 @@ def test_train_fills_templates_and_keeps_the_best_validation_bleu(tmp_path: Path
 
 
 def test_weight_average_is_off_without_augment_with_and_checked(tmp_path: Path, prepared) -> None:
-    seeds, _ = prepared
+    seeds, forms = prepared
     common = ["train", str(seeds), "--epochs", "1", "--hidden", "16", "--embedding", "8", "--layers", "1"]
     result = runner.invoke(app, [*common, "--out", str(tmp_path / "plain")])
     assert result.exit_code == 0, result.output
     assert load_checkpoint(tmp_path / "plain" / "last.pt")[3]["train_config"]["weight_average"] == 0.0
     result = runner.invoke(app, [*common, "--out", str(tmp_path / "bad"), "--weight-average", "1"])
     assert result.exit_code == 2 and "--weight-average must be in [0, 1), got 1.0" in result.output
+    # A run written without an average resumes without one unless told (--augment-with's default is on).
+    result = runner.invoke(app, [*common, "--out", str(tmp_path / "plain"), "--epochs", "2", "--augment-with", str(forms)])
+    assert result.exit_code == 0, result.output
+    assert load_checkpoint(tmp_path / "plain" / "last.pt")[3]["train_config"]["weight_average"] == 0.0
     help_text = " ".join(runner.invoke(app, ["train", "--help"]).output.replace("│", " ").split())
     assert f"with --augment-with, {AUGMENT_WEIGHT_AVERAGE:g})" in help_text
 

@@ -261,6 +261,8 @@ def test_init_from_a_model_copying_any_word_adds_only_the_words_it_must_generate
     _, old_src, old_tgt, _ = load_checkpoint(tmp_path / "old" / "best.pt")
     assert {"oslo", "founder"} <= set(src.itos[len(old_src):])  # the source side takes every new token
     assert tgt.itos[len(old_tgt):] == [",", "ago", "founded", "long"]  # not "oslo" (copied), nor "who" (known)
+    batch = make_batch([new[0].src], [new[0].tgt], src, tgt, "extended")
+    assert batch.tgt[0, 2] == len(tgt) + batch.oovs[0].index("oslo")  # its gold id is its copy's, not UNK
 
 
 def test_glove_vectors_with_a_trailing_space_are_read(tmp_path: Path) -> None:
