@@ -291,10 +291,10 @@ def _words_to_generate(pairs: Sequence[Pair], copy: str, max_src_len: int) -> It
     """The target words the output layer must learn. A model that copies out of its vocabulary (copy
     "extended") copies a word its source holds (within ``max_src_len``), so only the target words
     missing from their pair's source need rows; a copied word without a row is fed back to the decoder
-    as UNK, as every copied out-of-vocabulary word is. On 500 WikiSQL pairs and their filled templates, 168 new rows instead
-    of 9,951 (the output layer, most of a step's work, 4x smaller: 0.18 s a step against 0.32-0.36 on one
-    thread, with the held-out BLEU by epoch about the same; benchmarks/results/adaptation). Other models:
-    every word."""
+    as UNK, as every copied out-of-vocabulary word is. On 500 WikiSQL pairs and their filled templates:
+    168 new rows instead of 9,951 (the output layer, most of a step's work, 4x smaller: 0.18 s a step
+    against 0.32-0.36 on one thread, the held-out BLEU by epoch about the same; benchmarks/results/
+    adaptation). Other models: every word."""
     if copy != "extended":
         return (p.tgt for p in pairs)
     return ([t for t in p.tgt if t not in source] for p in pairs for source in [set(p.src[:max_src_len])])

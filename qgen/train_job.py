@@ -115,7 +115,9 @@ def _without_training_state(source: Path, target: Path) -> None:
     from qgen.checkpoint import read_payload
 
     payload = {k: v for k, v in read_payload(source).items() if k not in ("optimizer", TRAINING_WEIGHTS)}
-    torch.save(payload, target)
+    written = target.with_name(target.name + ".tmp")
+    torch.save(payload, written)
+    written.replace(target)  # whole or not at all, as qgen.checkpoint writes
 
 
 def train_keeping_best_bleu(train_pairs: list, valid_pairs: list, model_cfg: ModelConfig, cfg: TrainConfig,

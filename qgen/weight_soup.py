@@ -16,12 +16,13 @@ from pathlib import Path
 
 import torch
 
+from qgen.averaged_weights import TRAINING_WEIGHTS
 from qgen.checkpoint import read_payload
 
 # Not carried over from the first ingredient: its optimizer, RNG state and training weights (a soup is
 # not resumed; qgen.averaged_weights) and its round-trip calibration (scores of another model's
 # log-probabilities).
-DROPPED_KEYS = ("optimizer", "torch_rng", "training_weights", "round_trip")
+DROPPED_KEYS = ("optimizer", "torch_rng", TRAINING_WEIGHTS, "round_trip")
 
 
 def average_checkpoints(paths: Sequence[str | Path], out: str | Path) -> Path:
