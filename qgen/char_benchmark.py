@@ -55,7 +55,7 @@ class CharBenchConfig:
     java_metrics: bool = True  # METEOR, ROUGE_L and CIDEr need Java; BLEU and NIST do not
     hidden: int | None = None  # None: the row's (2H = 512); smaller for a smoke run
     layers: int | None = None
-    max_seconds: float | None = None  # training time per row; resumable
+    max_seconds: float | None = None  # training time per row over every start; stops within an epoch, resumable
 
 
 def decode_mrs(model, src_vocab, tgt_vocab, mrs: Sequence[str], batch_size: int = 64) -> list[str]:
@@ -82,7 +82,7 @@ def run_char_benchmark(dataset: str, rows: Sequence[str], cfg: CharBenchConfig, 
     from qgen.checkpoint import load_checkpoint
     from qgen.datasets import char_d2t
     from qgen.datasets.paths import datasets_dir
-    from qgen.dev_selection import train_selecting_on_dev
+    from qgen.dev_selection import seconds_left, train_selecting_on_dev
     from qgen.metrics import e2e_official
     from qgen.model import VARIANTS
     from qgen.train import TrainConfig, resolve_device, train
@@ -127,7 +127,10 @@ def run_char_benchmark(dataset: str, rows: Sequence[str], cfg: CharBenchConfig, 
         say = lambda line, row=row: log(f"  {row}: {line}")  # noqa: E731
 
         def train_to(epoch: int, model_cfg=model_cfg, train_cfg=train_cfg, run_dir=run_dir, say=say):
-            return train(train_pairs, valid_pairs, model_cfg, replace(train_cfg, epochs=epoch), run_dir, log=say)
+            # The row's budget is its training time over every start: an epoch stops (resumable) when it is spent.
+            left = seconds_left(run_dir, cfg.max_seconds)
+            return train(train_pairs, valid_pairs, model_cfg, replace(train_cfg, epochs=epoch, max_seconds=left),
+                         run_dir, log=say)
 
         def dev_bleu(checkpoint: Path) -> tuple[float, list]:
             model, src_vocab, tgt_vocab, _ = load_checkpoint(checkpoint, device)

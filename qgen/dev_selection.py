@@ -52,6 +52,7 @@ def train_selecting_on_dev(run_dir: Path, epochs: int, train_to: Callable[[int],
         if len(run.history) < epoch:  # the loop's time budget ended the epoch early: resumable, not scored
             state["stopped_within_epoch"] = True
             log(f"epoch {epoch} stopped early by the time budget; start the run again to finish it")
+            _write(path, state)  # its training time counts against the budget of a run started again
             break
         began = time.perf_counter()
         score, outputs = dev_score(run_dir / "last.pt")
@@ -63,13 +64,27 @@ def train_selecting_on_dev(run_dir: Path, epochs: int, train_to: Callable[[int],
             shutil.copyfile(run_dir / "last.pt", run_dir / BEST)
             (run_dir / OUTPUTS).write_text(json.dumps(outputs))
             state["best"] = entry
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(state, indent=2))
-        tmp.replace(path)
+        _write(path, state)
     if state["best"] is None:
         raise NoEpochScored(f"{run_dir}: no epoch was scored on dev (the time budget ended the first epoch); "
                            "start the run again with more time")
     return {**state, "best_outputs": json.loads((run_dir / OUTPUTS).read_text())}
+
+
+def _write(path: Path, state: dict[str, Any]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(state, indent=2))
+    tmp.replace(path)
+
+
+def seconds_left(run_dir: Path, max_seconds: float | None) -> float | None:
+    """What is left of a run's training-time budget (``train_selecting_on_dev``'s ``max_seconds``, over
+    every start of the run), for ``train_to`` to stop within an epoch when it is spent; None: no budget."""
+    if max_seconds is None:
+        return None
+    path = run_dir / STATE
+    spent = json.loads(path.read_text())["train_seconds"] if path.exists() else 0.0
+    return max(max_seconds - spent, 0.0)
 
 
 def greedy_questions(checkpoint: Path, pairs: Sequence[Pair], device: Any = "cpu",

@@ -2,12 +2,13 @@
 and budgets stop it, and a run started again continues after its last scored epoch."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from qgen.dev_selection import BEST, train_selecting_on_dev
+from qgen.dev_selection import BEST, STATE, seconds_left, train_selecting_on_dev
 
 SCORES = {1: 0.1, 2: 0.3, 3: 0.2, 4: 0.25, 5: 0.5, 6: 0.4}
 
@@ -50,6 +51,11 @@ def test_an_epoch_cut_short_by_the_time_budget_is_not_scored(tmp_path: Path) -> 
     calls: list[int] = []
     state = train_selecting_on_dev(tmp_path, 4, *fake_training(tmp_path, calls, cut_at=3), log=lambda _: None)
     assert state["stopped_within_epoch"] and [h["epoch"] for h in state["history"]] == [1, 2]
+    # the cut epoch's training time is kept for a run started again (its budget counts every start)
+    assert json.loads((tmp_path / STATE).read_text())["train_seconds"] == state["train_seconds"]
+    assert seconds_left(tmp_path, 100.0) == pytest.approx(100.0 - state["train_seconds"])
+    assert seconds_left(tmp_path, 0.0) == 0.0 and seconds_left(tmp_path, None) is None
+    assert seconds_left(tmp_path / "fresh", 5.0) == 5.0  # nothing trained yet
     with pytest.raises(RuntimeError, match="no epoch was scored"):
         train_selecting_on_dev(tmp_path / "fresh", 2, *fake_training(tmp_path / "fresh", [], cut_at=1),
                                log=lambda _: None)
