@@ -151,7 +151,8 @@ def train_keeping_best_bleu(train_pairs: list, valid_pairs: list, model_cfg: Mod
     bleu = greedy_bleu(valid_pairs, resolve_device(cfg.device))
 
     state_file = out / STATE
-    best_so_far = [json.loads(state_file.read_text())["best"]["dev_score"]] if state_file.exists() else []
+    earlier = json.loads(state_file.read_text())["best"] if state_file.exists() else None  # None: none scored yet
+    best_so_far = [earlier["dev_score"]] if earlier else []
 
     def scored(checkpoint: Path) -> tuple[float, list]:
         epoch = len(runs[-1].history)

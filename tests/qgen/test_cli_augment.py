@@ -109,3 +109,8 @@ def test_a_budget_spent_within_the_first_epoch_keeps_the_model_so_far(tmp_path: 
     assert result.exit_code == 0, result.output
     assert "the time budget ended within the first epoch: best.pt is the model so far" in " ".join(result.stdout.split())
     assert (out / "best.pt").is_file() and not (out / "best_bleu.pt").exists()
+    # started again without a budget, it finishes the epoch and the run (the cut epoch's state was kept)
+    result = runner.invoke(app, ["train", str(seeds), "--augment-with", str(forms), "--out", str(out), "--epochs", "2",
+                                 "--hidden", "16", "--embedding", "8", "--layers", "1", "--batch-size", "2"])
+    assert result.exit_code == 0, result.output
+    assert [h["epoch"] for h in json.loads((out / "selection.json").read_text())["history"]] == [1, 2]
