@@ -42,6 +42,13 @@ def save_checkpoint(path: str | Path, model: QuestionGenerator, src_vocab: Vocab
     }
     if optimizer is not None:
         payload["optimizer"] = optimizer.state_dict()
+    return write_payload(path, payload)
+
+
+def write_payload(path: str | Path, payload: dict[str, Any]) -> Path:
+    """A checkpoint's dict to ``path``, whole or not at all (a temporary file, then a rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + f".tmp-{os.getpid()}")
     torch.save(payload, tmp)
     os.replace(tmp, path)

@@ -109,15 +109,10 @@ def filled_templates(seeds: list, forms_file: str | Path, entity_replacement: bo
 def _without_training_state(source: Path, target: Path) -> None:
     """``source``'s model as ``target``, without what only resuming needs (the optimizer's moments, the
     last step's weights beside an average): best.pt as ``train`` writes it."""
-    import torch
-
     from qgen.averaged_weights import TRAINING_WEIGHTS
-    from qgen.checkpoint import read_payload
+    from qgen.checkpoint import read_payload, write_payload
 
-    payload = {k: v for k, v in read_payload(source).items() if k not in ("optimizer", TRAINING_WEIGHTS)}
-    written = target.with_name(target.name + ".tmp")
-    torch.save(payload, written)
-    written.replace(target)  # whole or not at all, as qgen.checkpoint writes
+    write_payload(target, {k: v for k, v in read_payload(source).items() if k not in ("optimizer", TRAINING_WEIGHTS)})
 
 
 def train_keeping_best_bleu(train_pairs: list, valid_pairs: list, model_cfg: ModelConfig, cfg: TrainConfig,

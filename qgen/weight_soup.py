@@ -10,14 +10,11 @@ picks the ingredients.
 """
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
-import torch
-
 from qgen.averaged_weights import TRAINING_WEIGHTS
-from qgen.checkpoint import read_payload
+from qgen.checkpoint import read_payload, write_payload
 
 # Not carried over from the first ingredient: its optimizer, RNG state and training weights (a soup is
 # not resumed; qgen.averaged_weights) and its round-trip calibration (scores of another model's
@@ -49,9 +46,4 @@ def average_checkpoints(paths: Sequence[str | Path], out: str | Path) -> Path:
             state[name] = tensor
     soup = {k: v for k, v in first.items() if k not in DROPPED_KEYS}
     soup.update(model=state, soup_of=[str(path) for path in paths])
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + f".tmp-{os.getpid()}")
-    torch.save(soup, tmp)
-    os.replace(tmp, out)
-    return out
+    return write_payload(out, soup)
