@@ -629,7 +629,9 @@ def benchmark(
                                     "roberti_eda_cs,roberti_eda_cs_tl."),
     epochs: Optional[int] = typer.Option(None, "--epochs", help="Epochs per model (default: the paper's 75; e2e: 5; wen-*: at most "
                                                     "50, *-char: at most 100, stopping early on dev BLEU)."),
-    max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="Time budget per model; resumable."),
+    max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="Time budget per model; resumable "
+                                                 "(e2e, *-char, e2e-plus: training time per run over every "
+                                                 "start; a start gets what is left)."),
     glove: Optional[Path] = typer.Option(None, "--glove", help="GloVe-format 300d vectors, if you have them."),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Datasets root."),
     work_dir: Path = typer.Option(Path("out/benchmarks"), "--work-dir", help="Checkpoints and preprocessed data."),
@@ -662,6 +664,7 @@ def benchmark(
 
     if dataset == "e2e":  # seed 003's table (qgen/e2e_benchmark.py)
         from qgen.e2e_benchmark import ROWS as E2E_ROWS
+        from qgen.dev_selection import BudgetSpent
         from qgen.e2e_benchmark import E2EBenchConfig, run_e2e_benchmark
 
         rows = tuple(models.split(",")) if models else E2E_ROWS
@@ -670,11 +673,15 @@ def benchmark(
             readme = run_e2e_benchmark(rows, e2e_cfg, work_dir / "e2e", results, data_dir, log=typer.echo)
         except (ValueError, FileNotFoundError) as error:
             fail(str(error), 2)
+        except BudgetSpent as stopped:  # not an error: the run is saved and goes on when started again
+            typer.echo(f"stopped, results not written yet: {stopped}")
+            return
         typer.echo(f"wrote {readme}")
         return
     if dataset in ("e2e-char", "e2e-plus", "hotel-char", "restaurant-char"):  # seed 002 (qgen/char_benchmark.py)
         from qgen.char_benchmark import ROWS as CHAR_ROWS
         from qgen.char_benchmark import CharBenchConfig, run_char_benchmark
+        from qgen.dev_selection import NoEpochScored
 
         rows = tuple(models.split(",")) if models else CHAR_ROWS[:4]  # the transfer row when asked for
         char_cfg = CharBenchConfig(epochs=epochs or 100, seed=seed, max_seconds=max_seconds)
@@ -684,6 +691,9 @@ def benchmark(
                                         data_dir, log=typer.echo)
         except (ValueError, FileNotFoundError) as error:
             fail(str(error), 2)
+        except NoEpochScored as stopped:  # the budget ended the first epoch: saved, it goes on when started again
+            typer.echo(f"stopped, results not written yet: {stopped}")
+            return
         typer.echo(f"wrote {readme}")
         return
     if dataset in ("wen-hotel", "wen-restaurant"):  # seed 004's dialogue table (qgen/wen_benchmark.py)

@@ -18,7 +18,11 @@ if TYPE_CHECKING:
     from qgen.data import Pair
 
 
-class NoEpochScored(RuntimeError):
+class BudgetSpent(RuntimeError):
+    """A run's time budget ended before its last epoch: it is saved, and goes on when started again."""
+
+
+class NoEpochScored(BudgetSpent):
     """The time budget ended the first epoch before it could be scored."""
 
 

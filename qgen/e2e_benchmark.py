@@ -49,7 +49,9 @@ class E2EBenchConfig:
     java_metrics: bool = True  # METEOR, ROUGE_L and CIDEr need Java; BLEU and NIST do not
     hidden: int | None = None  # None: the row's (the paper's 1000 / 620); smaller for a smoke run
     embedding: int | None = None
-    max_seconds: float | None = None  # per run and epoch call; resumable
+    # Training time per run (a row and seed) over every start: each start trains with what is left, so an
+    # epoch stops within itself (resumable) when it is spent, and the benchmark stops there.
+    max_seconds: float | None = None
 
 
 def decode_mrs(model, src_vocab, tgt_vocab, mrs: Sequence[str], segment, beam: int, max_len: int,
@@ -74,11 +76,12 @@ def train_selecting_on_bleu(name: str, model_cfg, train_cfg, train_pairs, valid_
                             beam: int, run_dir: Path, select: str = "bleu", java_metrics: bool = True,
                             log: Callable[[str], None] = print) -> dict:
     """Train one row; with ``select="bleu"`` epoch by epoch (qgen.dev_selection: resumable, the best
-    epoch's checkpoint kept as ``best_bleu.pt``: the paper's selection); with ``select="nll"`` once,
-    decoding ``best.pt`` (lowest validation NLL). Returns the dev figures, the outputs and the time spent."""
+    epoch's checkpoint kept as ``best_bleu.pt``: the paper's selection; ``train_cfg.max_seconds`` is the
+    run's training time over every start, and ``BudgetSpent`` says it ran out first); with ``select="nll"``
+    once, decoding ``best.pt`` (lowest validation NLL). Returns the dev figures, the outputs and the time spent."""
     from qgen.checkpoint import load_checkpoint
     from qgen.datasets import e2e_bpe
-    from qgen.dev_selection import train_selecting_on_dev
+    from qgen.dev_selection import BudgetSpent, seconds_left, train_selecting_on_dev
     from qgen.metrics import e2e_official
     from qgen.train import resolve_device, train
 
@@ -87,7 +90,10 @@ def train_selecting_on_bleu(name: str, model_cfg, train_cfg, train_pairs, valid_
     # the CPU made each epoch's dev decoding outlast the epoch itself)
 
     def train_to(epoch: int):
-        return train(train_pairs, valid_pairs, model_cfg, replace(train_cfg, epochs=epoch), run_dir, log=say)
+        # The run's budget is its training time over every start (train_cfg.max_seconds): what is left of it.
+        left = seconds_left(run_dir, train_cfg.max_seconds) if select == "bleu" else train_cfg.max_seconds
+        return train(train_pairs, valid_pairs, model_cfg, replace(train_cfg, epochs=epoch, max_seconds=left),
+                     run_dir, log=say)
 
     def dev_bleu(checkpoint: Path) -> tuple[float, list]:
         model, src_vocab, tgt_vocab, _ = load_checkpoint(checkpoint, device)
@@ -95,7 +101,12 @@ def train_selecting_on_bleu(name: str, model_cfg, train_cfg, train_pairs, valid_
         return e2e_official.bleu(outputs, references.references), outputs
 
     if select == "bleu":
-        state = train_selecting_on_dev(run_dir, train_cfg.epochs, train_to, dev_bleu, log=say)
+        state = train_selecting_on_dev(run_dir, train_cfg.epochs, train_to, dev_bleu,
+                                       max_seconds=train_cfg.max_seconds, log=say)
+        if len(state["history"]) < train_cfg.epochs:  # its budget is spent: the later runs and test wait for it
+            raise BudgetSpent(f"{run_dir}: {len(state['history'])} of {train_cfg.epochs} epochs scored after "
+                              f"{state['train_seconds']:.0f} s of training, its --max-seconds; run the same "
+                              "command with a larger --max-seconds to go on")
         best, outputs = state["best"], state["best_outputs"]
         selected, valid_nll = best["epoch"], best["valid_nll"]
         train_s, decode_s = state["train_seconds"], state["decode_seconds"]
@@ -133,7 +144,9 @@ def row_ensemble(runs: Path, row: str, seeds: Sequence[int], device: torch.devic
 def run_e2e_benchmark(rows: Sequence[str], cfg: E2EBenchConfig, work_dir: str | Path, results_dir: str | Path,
                       data_dir: str | Path | None = None, log: Callable[[str], None] = print) -> Path:
     """Train every row once per seed (dev BLEU selection), decode test with each row's seed ensemble,
-    write ``<results_dir>/e2e-zhang/`` (dev/ and test/ outputs as TSV, metrics.json, README.md)."""
+    write ``<results_dir>/e2e-zhang/`` (dev/ and test/ outputs as TSV, metrics.json, README.md).
+    A run whose ``cfg.max_seconds`` is spent before its last epoch raises ``BudgetSpent`` (saved, it goes
+    on when started again): the later runs and the test decoding wait for it."""
     from qgen.datasets import e2e_bpe
     from qgen.datasets.registry import dataset_folder
     from qgen.metrics import e2e_official

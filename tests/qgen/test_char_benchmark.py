@@ -147,3 +147,21 @@ def test_a_rows_time_budget_counts_every_start_and_stops_within_an_epoch(tmp_pat
         spent.append(json.loads(state.read_text())["train_seconds"])
     assert budgets == [1000.0, pytest.approx(1000.0 - spent[0])]  # the second start: the first epoch's time taken off
     assert 0 < spent[0] < spent[1]
+
+
+def test_the_command_says_a_first_epoch_cut_by_the_budget_is_resumable(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    import qgen.char_benchmark
+    from qgen.cli import app
+    from qgen.dev_selection import NoEpochScored
+
+    def stopped(*args, **kwargs):
+        raise NoEpochScored("out/hotel/roberti_eda_cs_seed1: no epoch was scored on dev")
+
+    monkeypatch.setattr(qgen.char_benchmark, "run_char_benchmark", stopped)
+    result = CliRunner().invoke(app, ["benchmark", "hotel-char", "--max-seconds", "60", "--work-dir", str(tmp_path),
+                                      "--results", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("stopped, results not written yet: out/hotel/roberti_eda_cs_seed1: no epoch")
