@@ -76,9 +76,9 @@ def train_selecting_on_dev(run_dir: Path, epochs: int, train_to: Callable[[int],
 
 
 def _write(path: Path, state: dict[str, Any]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(state, indent=2))
-    tmp.replace(path)
+    from qgen.io.output_folder import write_file
+
+    write_file(path, json.dumps(state, indent=2))  # whole or not at all: a killed run never leaves half a state
 
 
 def seconds_left(run_dir: Path, max_seconds: float | None) -> float | None:

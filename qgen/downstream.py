@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from qgen.data import Pair
+from qgen.io.output_folder import write_file
 from qgen.model import VARIANTS, ModelConfig
 from qgen.parse import Parser, evaluate_parser, task_metadata
 from qgen.train import TrainConfig, train
@@ -447,9 +448,7 @@ def _parser_question(candidate: dict, reads_header: bool) -> list[str]:
 
 
 def _write_lines(path: Path, rows: list[dict]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
-    tmp.replace(path)
+    write_file(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
 
 
 def keep_rules(lf_type: str) -> dict[str, Callable[[dict], bool]]:
@@ -740,6 +739,4 @@ def _read_json(path: Path, default: dict) -> dict:
 
 def _write_json(path: Path, value: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(value, indent=2, ensure_ascii=False))
-    tmp.replace(path)
+    write_file(path, json.dumps(value, indent=2, ensure_ascii=False))

@@ -13,7 +13,6 @@ on the rebuilt structured query (sel, agg, conds), as WikiSQL defines logical-fo
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -158,7 +157,7 @@ def evaluate_parser(parser: Parser, pairs: Sequence[Pair], lf_type: str, beam: i
 def calibrate(checkpoint: str | Path, valid_pairs: Sequence[Pair], percentile: float = CALIBRATION_PERCENTILE) -> dict:
     """Score held-out real pairs with the parser and store the round-trip calibration in the checkpoint:
     the threshold of the ``score`` rule defaults to their ``percentile``-th percentile."""
-    from qgen.checkpoint import read_payload
+    from qgen.checkpoint import read_payload, write_payload
 
     parser = Parser.load(checkpoint)
     pairs = [p for p in valid_pairs if p.src]
@@ -172,10 +171,7 @@ def calibrate(checkpoint: str | Path, valid_pairs: Sequence[Pair], percentile: f
         calibration[key.replace("threshold", "median")] = float(scores.median())
     payload = read_payload(checkpoint)
     payload["round_trip"] = calibration
-    path = Path(checkpoint)
-    tmp = path.with_name(path.name + f".tmp-{os.getpid()}")
-    torch.save(payload, tmp)
-    os.replace(tmp, path)
+    write_payload(checkpoint, payload)
     return calibration
 
 

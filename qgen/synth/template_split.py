@@ -25,6 +25,8 @@ from typing import Any, Sequence
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from qgen.io.output_folder import write_file
+
 SPLITS = ("train", "validation", "test")
 DEFAULT_FRACTIONS = (0.8, 0.1, 0.1)
 FOLDER = "splits"
@@ -207,9 +209,7 @@ def split_corpus(corpus: str | Path, fractions: Sequence[float] = DEFAULT_FRACTI
     summary = write_template_splits(out, fractions, seed)
     manifest["splits"] = summary
     write_card(out, manifest, manifest["settings"]["seed"])
-    tmp = manifest_path.with_name(".manifest.json.tmp")
-    tmp.write_text(json.dumps(manifest, indent=2))
-    tmp.replace(manifest_path)
+    write_file(manifest_path, json.dumps(manifest, indent=2))
     return summary
 
 
