@@ -691,8 +691,8 @@ def benchmark(
                                         data_dir, log=typer.echo)
         except (ValueError, FileNotFoundError) as error:
             fail(str(error), 2)
-        except NoEpochScored as stopped:  # the budget ended the first epoch: saved, it goes on when started again
-            typer.echo(f"stopped, results not written yet: {stopped}")
+        except NoEpochScored as stopped:  # the budget ended a row's first epoch: saved, it goes on when started again
+            typer.echo(f"stopped (the rows finished before it are written): {stopped}")
             return
         typer.echo(f"wrote {readme}")
         return

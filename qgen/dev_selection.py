@@ -41,7 +41,7 @@ def train_selecting_on_dev(run_dir: Path, epochs: int, train_to: Callable[[int],
     Returns the state: ``history``, ``best`` (epoch, score, valid loss), ``best_outputs``, seconds."""
     run_dir.mkdir(parents=True, exist_ok=True)
     path = run_dir / STATE
-    state = json.loads(path.read_text()) if path.exists() else {"history": [], "best": None, "train_seconds": 0.0,
+    state = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"history": [], "best": None, "train_seconds": 0.0,
                                                                   "decode_seconds": 0.0}
     state["stopped_within_epoch"] = False
     for epoch in range(len(state["history"]) + 1, epochs + 1):
@@ -87,7 +87,7 @@ def seconds_left(run_dir: Path, max_seconds: float | None) -> float | None:
     if max_seconds is None:
         return None
     path = run_dir / STATE
-    spent = json.loads(path.read_text())["train_seconds"] if path.exists() else 0.0
+    spent = json.loads(path.read_text(encoding="utf-8"))["train_seconds"] if path.exists() else 0.0
     return max(max_seconds - spent, 0.0)
 
 

@@ -324,7 +324,7 @@ def _synthesize(work: Path, splits: Splits, generator: Path, parser: Path, cfg: 
     """Draw, generate and judge the candidates once; ``work/synthetic.jsonl`` holds one per line."""
     path = work / "synthetic.jsonl"
     if path.exists():
-        candidates = [json.loads(line) for line in path.read_text().splitlines()]
+        candidates = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
         first = candidates[0] if candidates else {}
         judged = (first.get("judged_by"), first.get("judged_with"), first.get("judged_k", 1))
         if candidates and judged != (JUDGED_BY, cfg.judge_with, cfg.round_trip_k):
@@ -549,7 +549,7 @@ def _row_training_set(row: str, splits: Splits, work: Path, cfg: DownstreamConfi
         return splits.parser_pairs(splits.low)
     if row == "full":
         return splits.parser_pairs(splits.train)
-    candidates = [json.loads(line) for line in (work / "synthetic.jsonl").read_text().splitlines()]
+    candidates = [json.loads(line) for line in (work / "synthetic.jsonl").read_text(encoding="utf-8").splitlines()]
     keeps = keep_rules(cfg.lf_type)
     if row.startswith("curve_"):
         candidates, keep = candidates[: int(row.split("_")[1])], keeps[cfg.curve_filter]
@@ -564,7 +564,7 @@ def write_report(work: Path, results_dir: str | Path, cfg: DownstreamConfig, spl
     """metrics.json and a README table under ``results_dir/downstream/<dataset>`` from the finished rows."""
     from qgen.synth.audit import audit_pair
 
-    rows = {p.parent.name: json.loads(p.read_text()) for p in sorted((work / "rows").glob("*/result.json"))}
+    rows = {p.parent.name: json.loads(p.read_text(encoding="utf-8")) for p in sorted((work / "rows").glob("*/result.json"))}
     for name, row in rows.items():  # how long each parser trained, and where
         done = _read_json(work / "rows" / name / "done.json", {})
         row.update(epochs_run=done.get("epochs_run"), best_epoch=done.get("best_epoch"), device=done.get("device"))
@@ -573,7 +573,7 @@ def write_report(work: Path, results_dir: str | Path, cfg: DownstreamConfig, spl
     if default in rows:  # the issue's "round trip" row: the default rule for the logical-form type
         rows["low_synthetic_round_trip"] = rows[default]
     candidates_path = work / "synthetic.jsonl"
-    candidates = [json.loads(line) for line in candidates_path.read_text().splitlines()] if candidates_path.exists() else []
+    candidates = [json.loads(line) for line in candidates_path.read_text(encoding="utf-8").splitlines()] if candidates_path.exists() else []
     for c in candidates:  # audited again here, so the table shows the audit as the code now defines it
         c["audit"] = list(audit_pair(cfg.lf_type, c["logical_form"], c["lf_tokens"], c["question"]).failures)
     sizes, audit = {}, {}
@@ -718,7 +718,7 @@ def _check_config(work: Path, cfg: DownstreamConfig) -> None:
     path = work / "config.json"
     wanted = {k: v for k, v in asdict(cfg).items() if k not in RESUMABLE}
     if path.exists():  # a setting added since that run had its default there
-        saved = {k: v for k, v in {**asdict(DownstreamConfig()), **json.loads(path.read_text())}.items()
+        saved = {k: v for k, v in {**asdict(DownstreamConfig()), **json.loads(path.read_text(encoding="utf-8"))}.items()
                  if k not in RESUMABLE}
         if saved != wanted:
             changed = sorted(k for k in wanted if saved.get(k) != wanted[k])
@@ -734,7 +734,7 @@ def _merge_timings(work: Path, timings: dict) -> None:
 
 
 def _read_json(path: Path, default: dict) -> dict:
-    return json.loads(path.read_text()) if path.exists() else default
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else default
 
 
 def _write_json(path: Path, value: dict) -> None:

@@ -164,4 +164,4 @@ def test_the_command_says_a_first_epoch_cut_by_the_budget_is_resumable(tmp_path:
     result = CliRunner().invoke(app, ["benchmark", "hotel-char", "--max-seconds", "60", "--work-dir", str(tmp_path),
                                       "--results", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    assert result.output.startswith("stopped, results not written yet: out/hotel/roberti_eda_cs_seed1: no epoch")
+    assert result.output.startswith("stopped (the rows finished before it are written): out/hotel/roberti_eda_cs_seed1")
