@@ -611,6 +611,8 @@ def _print_generated(result: dict, as_json: bool) -> int:
 
 
 BENCHMARK_DEFAULT_MODELS = "seq2seq,seq2seq_priors,copynet,coverage,scratchpad,scratchpad_extended"
+BENCHMARKS = ("webqsp", "wikisql", "e2e", "wen-hotel", "wen-restaurant", "e2e-char", "e2e-plus", "hotel-char",
+              "restaurant-char", "downstream")
 
 
 @app.command()
@@ -627,7 +629,7 @@ def benchmark(
                                     "e2e: zhang_baseline,zhang_caencoder,zhang_caencoder_attreg; "
                                     "wen-*: kiddon_checklist,kiddon_attention; *-char, e2e-plus: roberti_eda,roberti_eda_c,roberti_eda_s,"
                                     "roberti_eda_cs,roberti_eda_cs_tl."),
-    epochs: Optional[int] = typer.Option(None, "--epochs", help="Epochs per model (default: the paper's 75; e2e: 5; wen-*: at most "
+    epochs: Optional[int] = typer.Option(None, "--epochs", min=1, help="Epochs per model (default: the paper's 75; e2e: 5; wen-*: at most "
                                                     "50, *-char: at most 100, stopping early on dev BLEU)."),
     max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="Time budget per model; resumable "
                                                  "(e2e, *-char, e2e-plus: training time per run over every "
@@ -709,9 +711,17 @@ def benchmark(
         typer.echo(f"wrote {readme}")
         return
 
+    if dataset not in ("webqsp", "wikisql"):
+        fail(f"unknown benchmark {dataset!r}; give one of: {', '.join(BENCHMARKS)}", 2)
+    from qgen.model import VARIANTS
+
+    names = (models or BENCHMARK_DEFAULT_MODELS).split(",")
+    unknown = [name for name in names if name not in VARIANTS]
+    if unknown:
+        fail(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(VARIANTS)}", 2)
     cfg = _train_config(epochs=epochs or 75, max_seconds=max_seconds, glove_path=str(glove) if glove else None,
                         teacher_forcing=teacher_forcing, teacher_forcing_per=teacher_forcing_per, seed=seed)
-    readme = run_benchmark(dataset, (models or BENCHMARK_DEFAULT_MODELS).split(","), cfg, work_dir, results, data_dir,
+    readme = run_benchmark(dataset, names, cfg, work_dir, results, data_dir,
                            no_repeat=no_repeat,
                            log=typer.echo)
     typer.echo(f"wrote {readme}")

@@ -155,8 +155,27 @@ def test_console_script_exits_nonzero_when_it_refuses_an_option() -> None:
 
 
 def test_benchmark_refuses_an_unknown_model(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["benchmark", "webqsp", "--models", "gpt", "--work-dir", str(tmp_path)])
-    assert result.exit_code != 0 and "unknown model(s) gpt" in str(result.exception)
+    result = runner.invoke(app, ["benchmark", "webqsp", "--models", "scratchpad,gpt", "--work-dir", str(tmp_path)])
+    assert result.exit_code == 2 and result.output.startswith("error: unknown model(s) gpt; known: seq2seq,")
+    assert not list(tmp_path.iterdir())  # refused before anything is prepared
+
+
+@pytest.mark.parametrize("dataset", ["nosuch", "cwq", "wen2015_hotel"])
+def test_benchmark_refuses_an_unknown_benchmark_and_names_the_known_ones(dataset: str, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["benchmark", dataset, "--work-dir", str(tmp_path), "--results", str(tmp_path)])
+    assert result.exit_code == 2
+    assert result.output.startswith(f"error: unknown benchmark '{dataset}'; give one of: webqsp, wikisql, e2e, wen-hotel")
+
+
+@pytest.mark.parametrize("dataset", ["webqsp", "e2e", "wen-hotel", "hotel-char"])
+def test_benchmark_refuses_fewer_than_one_epoch(dataset: str, tmp_path: Path) -> None:
+    """0 was taken for the default before (75, 5, 50 or 100 epochs at the paper's size), and -1 gave an
+    error about a time budget that was never set."""
+    for epochs in ("0", "-1"):
+        result = runner.invoke(app, ["benchmark", dataset, "--epochs", epochs, "--work-dir", str(tmp_path),
+                                     "--results", str(tmp_path)])
+        assert result.exit_code == 2 and "--epochs" in result.output
+    assert not list(tmp_path.iterdir())
 
 
 @pytest.mark.parametrize("device", ["tpu", "cuda:x", "cuda:99"] + ([] if torch.cuda.is_available() else ["cuda"]))
