@@ -1,5 +1,6 @@
 """Shared fixtures: where the real datasets are (tests that need them skip when absent), a tiny trained
-checkpoint, and a Python without the parsers and Prefect (as on the GPU image)."""
+checkpoint, a Python without the parsers and Prefect (as on the GPU image), and the time budgets a
+test's training runs were given."""
 from __future__ import annotations
 
 import subprocess
@@ -78,3 +79,21 @@ def run_without_parsers() -> Callable[[str], subprocess.CompletedProcess]:
         return subprocess.run([sys.executable, "-c", BLOCK_PARSERS + code], capture_output=True, text=True,
                               timeout=120, cwd=REPO)
     return run
+
+
+@pytest.fixture
+def training_budgets(monkeypatch: pytest.MonkeyPatch) -> list:
+    """The ``max_seconds`` of every ``qgen.train.train`` call made during the test, in order (the
+    benchmarks' time budgets: what each start of a run is given)."""
+    import qgen.train
+
+    budgets: list = []
+    real_train = qgen.train.train
+
+    def recording_train(*args, **kwargs):
+        budgets.append(args[3].max_seconds)
+        return real_train(*args, **kwargs)
+
+    monkeypatch.setattr(qgen.train, "train", recording_train)
+    return budgets
+
