@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import os
 import time
+from contextlib import nullcontext
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, ContextManager, Iterator, Optional
 
 from prefect import flow
 
@@ -79,6 +80,22 @@ def run_demo(out: str | Path = "qgen-out", quick: bool = False, dask_address: Op
         mark_demo_folder(root, "complete")
 
 
+# Prefect gives its embedded server 20 s to start; on a busy 2-core machine it took longer, and the demo
+# failed before its first step ("Timed out while attempting to connect to ephemeral Prefect API server").
+SERVER_START_SECONDS = 120
+
+
+def slow_server_start() -> ContextManager[Any]:
+    """A settings context in which the embedded server may take ``SERVER_START_SECONDS`` to start,
+    unless the environment sets PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS. A context, not the
+    environment: Prefect reads its settings when it is imported, before this module's code runs."""
+    from prefect.settings import PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS, temporary_settings
+
+    if "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS" in os.environ:
+        return nullcontext()
+    return temporary_settings({PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS: SERVER_START_SECONDS})
+
+
 def _demo_lines(root: Path, quick: bool, dask_address: Optional[str], dask_workers: int,
                 demo_dir: Path) -> Iterator[str]:
     import torch
@@ -88,15 +105,14 @@ def _demo_lines(root: Path, quick: bool, dask_address: Optional[str], dask_worke
     # The embedded server (started for this run when no PREFECT_API_URL is set) inherits this:
     # no usage telemetry from a demo, and no failing calls to it on a machine without internet.
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-    # Prefect gives its embedded server 20 s to start; on a busy 2-core machine it took longer.
-    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
     from prefect.settings import PREFECT_API_URL
 
     api = PREFECT_API_URL.value()
     yield (f"qgen demo: preprocess -> train -> synthesize as Prefect flows, reporting to "
            f"{api or 'an embedded Prefect server (set PREFECT_API_URL to use yours)'}")
     started = time.perf_counter()
-    result = demo_flow(str(root), asdict(sizes), str(demo_dir), dask_address, dask_workers)
+    with slow_server_start():
+        result = demo_flow(str(root), asdict(sizes), str(demo_dir), dask_address, dask_workers)
     seconds = time.perf_counter() - started
     yield f"preprocessed {result['preprocess']}"
     t = result["train"]

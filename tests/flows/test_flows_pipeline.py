@@ -191,3 +191,20 @@ def test_downstream_flow_runs_one_task_per_row_and_publishes_the_table(harness: 
     assert out[1]["train_pairs"] > out[0]["train_pairs"]
     assert "| full |" in artifacts("qgen-downstream-wikisql")[-1].data
     assert {"downstream-wikisql-low", "downstream-wikisql-full"} <= set(task_run_names())
+
+
+def test_the_demo_gives_the_embedded_server_two_minutes_to_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prefect reads its settings at import: an environment variable set by the demo afterwards was
+    ignored, and on a busy 2-core machine `make demo` failed after Prefect's default 20 s."""
+    from prefect.settings import PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS as STARTUP
+
+    from flows.demo import SERVER_START_SECONDS, slow_server_start
+
+    monkeypatch.delenv("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", raising=False)
+    before = STARTUP.value()
+    with slow_server_start():
+        assert STARTUP.value() == SERVER_START_SECONDS == 120
+    assert STARTUP.value() == before
+    monkeypatch.setenv("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "7")  # the user's own setting wins
+    with slow_server_start():
+        assert STARTUP.value() == before
