@@ -199,17 +199,24 @@ def _earlier_splits(folder: Path, ids: Sequence[str], templates: Sequence[str]) 
 def split_corpus(corpus: str | Path, fractions: Sequence[float] = DEFAULT_FRACTIONS, seed: int = 1) -> dict[str, Any]:
     """Split a finished corpus's pairs by template (``write_template_splits``), record the splits in its
     manifest and write its card again, so that its front matter names them; returns the summary."""
+    from qgen.io.output_folder import claimed_folder
     from qgen.synth.card import write_card
+    from qgen.synth.corpus import CORPUS_FOLDER, CorpusError
 
     out = Path(corpus)
     manifest_path = out / "manifest.json"
-    manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
-    if manifest.get("status") != "complete":
+    if not manifest_path.is_file():
         raise ValueError(f"{out} is not a finished corpus (no complete manifest.json): synthesize it first")
-    summary = write_template_splits(out, fractions, seed)
-    manifest["splits"] = summary
-    write_card(out, manifest, manifest["settings"]["seed"])
-    write_file(manifest_path, json.dumps(manifest, indent=2))
+    # Held like a synthesis run holds it: another run claiming the folder meanwhile would delete the
+    # files written here half-way (its leftovers, to it).
+    with claimed_folder(out, CORPUS_FOLDER, CorpusError):
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        if manifest.get("status") != "complete":
+            raise ValueError(f"{out} is not a finished corpus (no complete manifest.json): synthesize it first")
+        summary = write_template_splits(out, fractions, seed)
+        manifest["splits"] = summary
+        write_card(out, manifest, manifest["settings"]["seed"])
+        write_file(manifest_path, json.dumps(manifest, indent=2))
     return summary
 
 
