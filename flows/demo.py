@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import time
-from contextlib import nullcontext
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, ContextManager, Iterator, Optional
@@ -86,14 +85,12 @@ SERVER_START_SECONDS = 120
 
 
 def slow_server_start() -> ContextManager[Any]:
-    """A settings context in which the embedded server may take ``SERVER_START_SECONDS`` to start,
-    unless the environment sets PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS. A context, not the
-    environment: Prefect reads its settings when it is imported, before this module's code runs."""
+    """A settings context in which the embedded server may take ``SERVER_START_SECONDS`` to start, unless
+    the user set a value (environment, profile, prefect.toml). A context, not the environment: Prefect
+    reads its settings when it is imported, before this module's code runs."""
     from prefect.settings import PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS, temporary_settings
 
-    if "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS" in os.environ:
-        return nullcontext()
-    return temporary_settings({PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS: SERVER_START_SECONDS})
+    return temporary_settings(set_defaults={PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS: SERVER_START_SECONDS})
 
 
 def _demo_lines(root: Path, quick: bool, dask_address: Optional[str], dask_workers: int,

@@ -272,8 +272,23 @@ def render_card(out: Path, manifest: dict[str, Any], seed: int, sample_size: int
         "License: unknown. The logical forms come from this run's input (`source.json` describes it when a "
         "source sampled them) and the questions from the model above; their licenses, which qgen does not "
         "know, apply.", "",
+        *_source_section(out),
     ]
     return "\n".join(lines)
+
+
+def _source_section(out: Path) -> list[str]:
+    """What sampled the logical forms, from ``source.json`` (``qgen.synth.run``): in the card whenever it
+    is written, so that a card written again (``split_corpus``) keeps it."""
+    path = out / "source.json"
+    if not path.is_file() or path.is_symlink():
+        return []
+    source = json.loads(path.read_text(encoding="utf-8"))
+    lines = ["## Source", "", f"- {source['kind']}: {source['description']}", f"- options: {source['options']}"]
+    if source.get("sampler_stats"):
+        lines.append("- sampler counts (every draw has one outcome): " +
+                     ", ".join(f"{k} {v}" for k, v in source["sampler_stats"].items()))
+    return lines + [""]
 
 
 def _splits_text(manifest: dict[str, Any]) -> list[str]:

@@ -7,6 +7,7 @@ from typing import Any, Callable
 
 from qgen.io.output_folder import write_file, writes_folder
 from qgen.synth.corpus import CORPUS_FOLDER, CorpusError, synthesize
+from qgen.synth.card import write_card
 from qgen.synth.config import SynthesisConfig
 from qgen.synth.sources import Source
 
@@ -15,7 +16,7 @@ from qgen.synth.sources import Source
 LF_TYPES_BY_KIND = {"graph": ["sparql"], "endpoint": ["sparql"], "substitution": ["sparql"], "tables": ["sql"]}
 
 
-@writes_folder("out_dir", CORPUS_FOLDER, CorpusError)  # the lock also covers source.json and the card's addition
+@writes_folder("out_dir", CORPUS_FOLDER, CorpusError)  # the lock also covers source.json and the card written again
 def synthesize_from_source(source: Source, checkpoint: str | Path, out_dir: str | Path,
                            config: SynthesisConfig | None = None, log: Callable[[str], None] = print,
                            **runtime: Any) -> dict[str, Any]:
@@ -31,14 +32,7 @@ def synthesize_from_source(source: Source, checkpoint: str | Path, out_dir: str 
     described = {"kind": source.kind, "description": source.description, "options": source.options,
                  "sampler_stats": source.stats()}
     write_file(out / "source.json", json.dumps(described, indent=2) + "\n")
-    card = out / "README.md"
-    lines = ["", "## Source", "", f"- {source.kind}: {source.description}", f"- options: {source.options}"]
-    if described["sampler_stats"]:
-        stats = described["sampler_stats"]
-        lines.append("- sampler counts (every draw has one outcome): " +
-                     ", ".join(f"{k} {v}" for k, v in stats.items()))
-    if card.is_file() and not card.is_symlink() and "## Source" not in card.read_text():
-        write_file(card, card.read_text() + "\n".join(lines) + "\n")
+    write_card(out, manifest, manifest["settings"]["seed"])  # again, now with its Source section
     if described["sampler_stats"]:
         log("sampler: " + ", ".join(f"{k}={v}" for k, v in described["sampler_stats"].items()))
     if "left_out_as_known" in source.options:  # qgen.synth.dedup

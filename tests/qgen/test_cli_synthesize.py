@@ -86,6 +86,8 @@ def test_split_by_template_writes_the_splits_and_refuses_other_values(checkpoint
     manifest = json.loads((out / "manifest.json").read_text())
     assert sum(s["pairs"] for s in manifest["splits"]["splits"].values()) == manifest["counts"]["pairs"]
     assert "split by template: train " in result.stdout
+    card = (out / "README.md").read_text()  # written again with the splits: the source's section stays
+    assert card.count("## Source") == 1 and "- file: " in card
     bad = runner.invoke(app, ["synthesize", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "x"),
                               "--split-by", "random", *source])
     assert bad.exit_code == 2 and "--split-by must be none or template" in bad.output
