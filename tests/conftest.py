@@ -3,10 +3,11 @@ checkpoint, a Python without the parsers and Prefect (as on the GPU image), and 
 test's training runs were given."""
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import pytest
 
@@ -96,4 +97,27 @@ def training_budgets(monkeypatch: pytest.MonkeyPatch) -> list:
 
     monkeypatch.setattr(qgen.train, "train", recording_train)
     return budgets
+
+
+@pytest.fixture
+def folder_lock_holder() -> Callable[[Path], contextlib.AbstractContextManager[int]]:
+    """``with folder_lock_holder(folder) as pid:`` another process holds ``folder``'s qgen lock
+    (``.qgen.lock``, as a running synthesis does) until the block ends; ``pid`` is that process's."""
+    @contextlib.contextmanager
+    def hold(folder: Path) -> Iterator[int]:
+        holder = subprocess.Popen([sys.executable, "-c", (
+            "import fcntl, os, sys, time\n"
+            "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)\n"
+            "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+            "os.write(fd, str(os.getpid()).encode())\n"
+            "print('locked', flush=True)\n"
+            "time.sleep(120)\n"), str(folder / ".qgen.lock")], stdout=subprocess.PIPE, text=True)
+        try:
+            assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+            yield holder.pid
+        finally:
+            holder.kill()
+            holder.wait()
+
+    return hold
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any, Callable
 
@@ -72,23 +70,12 @@ def test_synthesize_never_writes_through_a_planted_link(qgen: Qgen, tiny_checkpo
 
 
 def test_a_second_run_on_a_folder_stops_with_the_pid_that_holds_it(qgen: Qgen, tiny_checkpoint: Path, lfs: Path,
-                                                                   tmp_path: Path) -> None:
+                                                                   tmp_path: Path, folder_lock_holder) -> None:
     out = tmp_path / "busy"
     out.mkdir()
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import fcntl, os, sys, time\n"
-        "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)\n"
-        "fcntl.flock(fd, fcntl.LOCK_EX)\n"
-        "os.write(fd, str(os.getpid()).encode())\n"
-        "print('locked', flush=True)\n"
-        "time.sleep(120)\n"), str(out / ".qgen.lock")], stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+    with folder_lock_holder(out) as holder:
         code, _, err = qgen(*synthesize_args(tiny_checkpoint, out, lfs))
-    finally:
-        holder.kill()
-        holder.wait()
-    assert code == 1 and f"{out} is already being written by PID {holder.pid}" in one_error_line(err)
+    assert code == 1 and f"{out} is already being written by PID {holder}" in one_error_line(err)
     assert not (out / "manifest.json").exists()
     assert qgen(*synthesize_args(tiny_checkpoint, out, lfs))[0] == 0  # the holder is gone: the folder is free
 

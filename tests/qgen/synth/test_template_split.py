@@ -115,30 +115,17 @@ def test_a_split_corpus_loads_its_filled_splits_that_share_no_template(corpus: P
         split_corpus(tmp_path)
 
 
-def test_splitting_refuses_a_corpus_another_run_holds(corpus: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_splitting_refuses_a_corpus_another_run_holds(corpus: Path, tmp_path: Path,  # noqa: F811
+                                                      folder_lock_holder) -> None:
     """The split writes the manifest and card of a corpus folder: it holds the folder's lock as synthesis
     does, so a run claiming the folder meanwhile cannot delete its half-written files as leftovers."""
-    import subprocess
-    import sys
-
     from qgen.synth.corpus import CorpusError
 
     copy = tmp_path / "corpus"
     shutil.copytree(corpus, copy)
     before = (copy / "manifest.json").read_text()
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import fcntl, os, sys, time\n"
-        "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)\n"
-        "fcntl.flock(fd, fcntl.LOCK_EX)\n"
-        "os.write(fd, str(os.getpid()).encode())\n"
-        "print('locked', flush=True)\n"
-        "time.sleep(120)\n"), str(copy / ".qgen.lock")], stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
-        with pytest.raises(CorpusError, match=f"is already being written by PID {holder.pid}"):
+    with folder_lock_holder(copy) as holder:
+        with pytest.raises(CorpusError, match=f"is already being written by PID {holder}"):
             split_corpus(copy)
-    finally:
-        holder.kill()
-        holder.wait()
     assert (copy / "manifest.json").read_text() == before and not (copy / "splits").exists()
     assert split_corpus(copy)["splits"]  # the holder is gone: the corpus splits
