@@ -75,7 +75,7 @@ class CorpusError(OutputFolderError):
 
 
 CORPUS_FOLDER = FolderKind("synthetic corpus", "manifest.json", FORMAT,
-                           ("manifest.json", "README.md", "source.json", "pairs", "rejects", ".tmp"))
+                           ("manifest.json", "README.md", "source.json", "pairs", "rejects", "splits", ".tmp"))
 
 
 def shard_name(index: int) -> str:

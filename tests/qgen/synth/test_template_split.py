@@ -129,3 +129,16 @@ def test_splitting_refuses_a_corpus_another_run_holds(corpus: Path, tmp_path: Pa
             split_corpus(copy)
     assert (copy / "manifest.json").read_text() == before and not (copy / "splits").exists()
     assert split_corpus(copy)["splits"]  # the holder is gone: the corpus splits
+
+
+def test_splitting_never_writes_through_a_planted_splits_link(corpus: Path, tmp_path: Path) -> None:  # noqa: F811
+    from qgen.synth.corpus import CorpusError
+
+    copy, victim = tmp_path / "corpus", tmp_path / "victim"
+    shutil.copytree(corpus, copy)
+    victim.mkdir()
+    (copy / "splits").symlink_to(victim, target_is_directory=True)
+    with pytest.raises(CorpusError, match="splits is a symbolic link"):
+        split_corpus(copy)
+    assert not list(victim.iterdir())
+
