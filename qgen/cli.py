@@ -629,8 +629,9 @@ def benchmark(
                                     "e2e: zhang_baseline,zhang_caencoder,zhang_caencoder_attreg; "
                                     "wen-*: kiddon_checklist,kiddon_attention; *-char, e2e-plus: roberti_eda,roberti_eda_c,roberti_eda_s,"
                                     "roberti_eda_cs,roberti_eda_cs_tl."),
-    epochs: Optional[int] = typer.Option(None, "--epochs", min=1, help="Epochs per model (default: the paper's 75; e2e: 5; wen-*: at most "
-                                                    "50, *-char: at most 100, stopping early on dev BLEU)."),
+    epochs: Optional[int] = typer.Option(None, "--epochs", min=1,
+                                         help="Epochs per model (default: the paper's 75; e2e: 5; wen-*: at most "
+                                              "50, *-char: at most 100, stopping early on dev BLEU)."),
     max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="Time budget per model; resumable "
                                                  "(e2e, *-char, e2e-plus: training time per run over every "
                                                  "start; a start gets what is left)."),
@@ -665,8 +666,8 @@ def benchmark(
         return
 
     if dataset == "e2e":  # seed 003's table (qgen/e2e_benchmark.py)
-        from qgen.e2e_benchmark import ROWS as E2E_ROWS
         from qgen.dev_selection import BudgetSpent
+        from qgen.e2e_benchmark import ROWS as E2E_ROWS
         from qgen.e2e_benchmark import E2EBenchConfig, run_e2e_benchmark
 
         rows = tuple(models.split(",")) if models else E2E_ROWS

@@ -41,8 +41,8 @@ def train_selecting_on_dev(run_dir: Path, epochs: int, train_to: Callable[[int],
     Returns the state: ``history``, ``best`` (epoch, score, valid loss), ``best_outputs``, seconds."""
     run_dir.mkdir(parents=True, exist_ok=True)
     path = run_dir / STATE
-    state = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"history": [], "best": None, "train_seconds": 0.0,
-                                                                  "decode_seconds": 0.0}
+    fresh = {"history": [], "best": None, "train_seconds": 0.0, "decode_seconds": 0.0}
+    state = json.loads(path.read_text(encoding="utf-8")) if path.exists() else fresh
     state["stopped_within_epoch"] = False
     for epoch in range(len(state["history"]) + 1, epochs + 1):
         best = state["best"]

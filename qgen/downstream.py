@@ -564,7 +564,8 @@ def write_report(work: Path, results_dir: str | Path, cfg: DownstreamConfig, spl
     """metrics.json and a README table under ``results_dir/downstream/<dataset>`` from the finished rows."""
     from qgen.synth.audit import audit_pair
 
-    rows = {p.parent.name: json.loads(p.read_text(encoding="utf-8")) for p in sorted((work / "rows").glob("*/result.json"))}
+    rows = {p.parent.name: json.loads(p.read_text(encoding="utf-8"))
+            for p in sorted((work / "rows").glob("*/result.json"))}
     for name, row in rows.items():  # how long each parser trained, and where
         done = _read_json(work / "rows" / name / "done.json", {})
         row.update(epochs_run=done.get("epochs_run"), best_epoch=done.get("best_epoch"), device=done.get("device"))
@@ -573,7 +574,8 @@ def write_report(work: Path, results_dir: str | Path, cfg: DownstreamConfig, spl
     if default in rows:  # the issue's "round trip" row: the default rule for the logical-form type
         rows["low_synthetic_round_trip"] = rows[default]
     candidates_path = work / "synthetic.jsonl"
-    candidates = [json.loads(line) for line in candidates_path.read_text(encoding="utf-8").splitlines()] if candidates_path.exists() else []
+    candidates = ([json.loads(line) for line in candidates_path.read_text(encoding="utf-8").splitlines()]
+                  if candidates_path.exists() else [])
     for c in candidates:  # audited again here, so the table shows the audit as the code now defines it
         c["audit"] = list(audit_pair(cfg.lf_type, c["logical_form"], c["lf_tokens"], c["question"]).failures)
     sizes, audit = {}, {}

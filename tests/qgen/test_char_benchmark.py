@@ -135,7 +135,8 @@ def test_a_rows_time_budget_counts_every_start_and_stops_within_an_epoch(tmp_pat
                               device="cpu", max_seconds=1000.0)
         run_char_benchmark("hotel", ["roberti_eda_c"], cfg, work, tmp_path / "results", data, log=lambda _: None)
         spent.append(json.loads(state.read_text())["train_seconds"])
-    assert training_budgets == [1000.0, pytest.approx(1000.0 - spent[0])]  # the second start: the first epoch's time taken off
+    # the second start: the first epoch's time taken off
+    assert training_budgets == [1000.0, pytest.approx(1000.0 - spent[0])]
     assert 0 < spent[0] < spent[1]
 
 
