@@ -957,34 +957,38 @@ def synthesize(
         if not corpora and not quiet:
             typer.echo(f"--dedup-against: no corpus (a folder with pairs/) under {', '.join(map(str, dedup_against))} "
                        "yet; nothing is left out")
-    from qgen.progress import progress_bar
-
+    from qgen.io.output_folder import claimed_folder
     from qgen.model_match import ModelMismatchError
+    from qgen.progress import progress_bar
+    from qgen.synth.corpus import CORPUS_FOLDER, CorpusError
 
-    with progress_bar("synthesize", quiet) as update:
-        try:
-            manifest = synthesize_from_source(source, checkpoint, out, config, log=_log(quiet),
-                                              progress=lambda done: update(done, None))
-        except ModelMismatchError as err:  # checked before anything is written
-            fail(str(err), 2)
-        except KeyboardInterrupt:
-            if (Path(out) / "manifest.json").is_file():
-                typer.echo(f"interrupted: {out} is unfinished (its manifest says running, it has no card yet); the "
-                           "same command resumes it", err=True)
-            raise
-        except UnknownJsonError as err:  # a --from-file .json of no format qgen knows, found on reading it
-            fail(_file_error(from_file, err, "--from-file"), 1)
-    counts = manifest["counts"]
-    typer.echo(f"inputs={counts['inputs']} pairs={counts['pairs']} rejects={counts['rejects']}")
-    if source.left_unread is not None and source.left_unread():  # --count's default caps a file too
-        typer.echo(f"note: read the first {count} records of {from_file}; more follow (--count 0 reads them all)",
-                   err=True)
-    if split_by == "template":
-        from qgen.synth.template_split import split_corpus
+    # One hold of the folder for the run and its split: another run claiming it in between would
+    # delete the splits half-written, or split a corpus that is no longer this one.
+    with claimed_folder(out, CORPUS_FOLDER, CorpusError):
+        with progress_bar("synthesize", quiet) as update:
+            try:
+                manifest = synthesize_from_source(source, checkpoint, out, config, log=_log(quiet),
+                                                  progress=lambda done: update(done, None))
+            except ModelMismatchError as err:  # checked before anything is written
+                fail(str(err), 2)
+            except KeyboardInterrupt:
+                if (Path(out) / "manifest.json").is_file():
+                    typer.echo(f"interrupted: {out} is unfinished (its manifest says running, it has no card yet); the "
+                               "same command resumes it", err=True)
+                raise
+            except UnknownJsonError as err:  # a --from-file .json of no format qgen knows, found on reading it
+                fail(_file_error(from_file, err, "--from-file"), 1)
+        counts = manifest["counts"]
+        typer.echo(f"inputs={counts['inputs']} pairs={counts['pairs']} rejects={counts['rejects']}")
+        if source.left_unread is not None and source.left_unread():  # --count's default caps a file too
+            typer.echo(f"note: read the first {count} records of {from_file}; more follow (--count 0 reads them all)",
+                       err=True)
+        if split_by == "template":
+            from qgen.synth.template_split import split_corpus
 
-        summary = split_corpus(out, seed=seed)
-        typer.echo("split by template: " + ", ".join(f"{name} {s['pairs']} pairs / {s['templates']} templates"
-                                                     for name, s in summary["splits"].items()))
+            summary = split_corpus(out, seed=seed)
+            typer.echo("split by template: " + ", ".join(f"{name} {s['pairs']} pairs / {s['templates']} templates"
+                                                         for name, s in summary["splits"].items()))
     typer.echo(f"wrote {out.resolve()}")
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -91,6 +92,35 @@ def test_split_by_template_writes_the_splits_and_refuses_other_values(checkpoint
     bad = runner.invoke(app, ["synthesize", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "x"),
                               "--split-by", "random", *source])
     assert bad.exit_code == 2 and "--split-by must be none or template" in bad.output
+
+
+def test_the_run_holds_its_folder_until_the_split_is_written(checkpoint: Path, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    # Between the run and its split another run could claim the folder and delete the half-written splits.
+    import fcntl
+
+    import qgen.synth.template_split as template_split
+
+    split_corpus, held_at_split = template_split.split_corpus, []
+
+    def split_checking_the_lock(corpus: Path, **kwargs: object) -> dict:
+        fd = os.open(Path(corpus) / ".qgen.lock", os.O_RDWR)  # a second opener, as another run would be
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            held_at_split.append(False)
+        except BlockingIOError:
+            held_at_split.append(True)
+        finally:
+            os.close(fd)
+        return split_corpus(corpus, **kwargs)
+
+    monkeypatch.setattr(template_split, "split_corpus", split_checking_the_lock)
+    out = tmp_path / "held"
+    result = runner.invoke(app, ["synthesize", "--checkpoint", str(checkpoint), "--out", str(out), "--beam", "2",
+                                 "--split-by", "template", "--from-file", str(REPO / "data" / "demo" / "sample.jsonl"),
+                                 "--count", "0"])
+    assert result.exit_code == 0, result.output
+    assert held_at_split == [True] and (out / "splits" / "train.parquet").is_file()
 
 
 def test_an_extended_split_corpus_is_split_again_to_hold_its_new_pairs(checkpoint: Path, tmp_path: Path) -> None:
@@ -277,7 +307,7 @@ def test_an_interrupted_run_says_its_corpus_is_unfinished_and_how_to_resume(chec
     from unittest.mock import patch
 
     def interrupted(source, checkpoint, out, *args, **kwargs):  # after the run has started writing
-        Path(out).mkdir(parents=True)
+        Path(out).mkdir(parents=True, exist_ok=True)  # claimed (created) by the CLI already
         (Path(out) / "manifest.json").write_text('{"status": "running"}')
         raise KeyboardInterrupt
 
