@@ -536,9 +536,10 @@ def generate(
     checks: bool = typer.Option(True, "--checks/--no-checks", help="Of the beam's questions, those that pass "
                                 "the faithfulness audit (every value and name, the comparison's direction, the "
                                 "aggregate) and then the over-copy filter come first: the first is the one "
-                                "synthesis would write; a question that still fails one is printed with what "
-                                "it fails. The search runs until the whole beam has finished. --no-checks: "
-                                "the plain search, best score first."),
+                                "synthesis would write (its round trip aside), whatever --num-return; a "
+                                "question that still fails one is printed with what it fails. The search runs "
+                                "until the whole beam has finished. --no-checks: the plain search, best score "
+                                "first (it stops once --num-return questions have finished)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help=option_help.QUIET),
 ) -> None:
     """One-off generation: print the question(s) for logical forms, with their scores.

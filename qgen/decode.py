@@ -238,31 +238,17 @@ def beam_search(model: torch.nn.Module, batch: Batch, beam: int = 4, max_len: in
     return _search(model, batch, beam, max_len, alpha, num_return, no_repeat, check_every, copy_shares).results()
 
 
-@torch.inference_mode()
-def beam_search_both(model: torch.nn.Module, batch: Batch, beam: int = 4, num_return: int = 1, max_len: int = 40,
-                     alpha: float = 1.0, no_repeat: bool = False
-                     ) -> tuple[list[list[Hypothesis]], list[list[Hypothesis]]]:
-    """What ``beam_search(..., num_return=num_return)`` and ``beam_search(..., num_return=beam)`` return, from
-    one search: the second runs each example until its whole beam has finished, and the first is its pool's
-    head at the step where the first would have stopped (up to that step the two searches are the same).
-    ``qgen generate`` with the checks wants both: its answers, and the whole beam to choose among."""
-    search = _search(model, batch, beam, max_len, alpha, beam, no_repeat, None, False, early_keep=num_return)
-    whole = search.results()
-    return search.early_results(), whole
-
-
 def _search(model: torch.nn.Module, batch: Batch, beam: int, max_len: int, alpha: float, num_return: int,
-            no_repeat: bool, check_every: int | None, copy_shares: bool, early_keep: int | None = None) -> "_BeamState":
-    """``beam_search``'s loop; the state it leaves (``results``, and ``early_results`` with ``early_keep``)."""
+            no_repeat: bool, check_every: int | None, copy_shares: bool) -> "_BeamState":
+    """``beam_search``'s loop; the state it leaves (``results``)."""
     if not 1 <= beam <= MAX_BEAM:
         raise ValueError(f"the beam size must be between 1 and {MAX_BEAM}, got {beam}")
-    for keep in (num_return, early_keep if early_keep is not None else 1):  # zero would return nothing, more than
-        if not 1 <= keep <= beam:  # the beam cannot be kept
-            raise ValueError(f"num_return must be between 1 and the beam size {beam}, got {keep}")
+    if not 1 <= num_return <= beam:  # zero would return nothing, more than the beam cannot be kept
+        raise ValueError(f"num_return must be between 1 and the beam size {beam}, got {num_return}")
     device = batch.src.device
     if check_every is None:
         check_every = 1 if device.type == "cpu" else 4
-    search = _BeamState(len(batch), beam, max_len, alpha, num_return, device, copy_shares, early_keep)
+    search = _BeamState(len(batch), beam, max_len, alpha, num_return, device, copy_shares)
     copy_ids = batch.copy_ids if copy_shares else None  # (examples, src_len): the word each position copies
     shared = unexpanded_keys(model)
     state = _expand(model.start(batch), len(batch), beam, device, shared)
@@ -297,14 +283,10 @@ class _BeamState:
 
     After ``compact`` the tensors hold the examples still searched, ``live`` their indices among the
     ``size`` of the start; the pools of those that left wait in ``final``.
-
-    ``early_keep`` (k < ``num_return``): per example, also the head of its pool (k hypotheses) at the step
-    where a search keeping k would have stopped it (its best candidate ends and k have finished), or at the
-    end, as that search's ``results`` would give it: in ``early``, by example index, read by ``early_results``.
     """
 
     def __init__(self, size: int, beam: int, max_len: int, alpha: float, num_return: int,
-                 device: torch.device, copy_shares: bool = False, early_keep: int | None = None) -> None:
+                 device: torch.device, copy_shares: bool = False) -> None:
         self.size, self.beam, self.max_len, self.alpha, self.keep = size, beam, max_len, alpha, num_return
         self.device = device
         self.scores = torch.full((size, beam), float("-inf"), device=device)
@@ -323,9 +305,6 @@ class _BeamState:
         self.rows = torch.arange(size, device=device).unsqueeze(1)  # (size, 1)
         self.live = torch.arange(size, device=device)
         self.final = [t.clone() for t in self._pools()]
-        self.early_keep = early_keep
-        self.early = [t[:, :early_keep].clone() for t in self._pools()] if early_keep else []
-        self.early_taken = torch.zeros(size, dtype=torch.bool, device=device)
 
     def _pools(self) -> list[torch.Tensor]:
         pools = [self.pool_score, self.pool_raw, self.pool_len, self.pool_ids]
@@ -365,8 +344,6 @@ class _BeamState:
             self.shares[:, :, step] = new_shares
         # OpenNMT-py's rule: an example is done once its best candidate ends (and enough have ended).
         stops = open_row.squeeze(1) & is_eos[:, 0] & (self.finished >= self.keep)
-        if self.early_keep:  # where a search keeping early_keep stops: its results are the pool's head now
-            self._take_early(open_row.squeeze(1) & is_eos[:, 0] & (self.finished >= self.early_keep))
         self.done = self.done | stops
         new_scores = new_scores.masked_fill(stops.unsqueeze(1), float("-inf"))
         self.history = self.history.gather(1, new_origin.unsqueeze(2).expand(-1, -1, self.max_len))
@@ -411,16 +388,6 @@ class _BeamState:
         if self.pool_shares is not None and shares is not None:
             self.pool_shares = torch.cat([self.pool_shares, shares], dim=1).gather(1, by_order)
 
-    def _take_early(self, now: torch.Tensor) -> None:
-        """The head of the pool of each current example in ``now`` (size,) not taken before, into ``early``
-        (tensor work: no host synchronisation)."""
-        taking = now & ~self.early_taken.index_select(0, self.live)
-        for early, pool in zip(self.early, self._pools()):
-            head = pool[:, : self.early_keep]
-            mask = taking.view(-1, *[1] * (head.dim() - 1))
-            early.index_copy_(0, self.live, torch.where(mask, head, early.index_select(0, self.live)))
-        self.early_taken.index_copy_(0, self.live, self.early_taken.index_select(0, self.live) | taking)
-
     def _merge_open(self, short: torch.Tensor) -> None:
         """Too few finished (``short``, (size,)): the open beams join the pool, scored over the tokens they have."""
         raw = self.scores.double().masked_fill(~short.unsqueeze(1), float("-inf"))
@@ -442,8 +409,6 @@ class _BeamState:
         more, not even in ``results``); returns the kept ones' indices among the current examples."""
         self._save_pools()
         ended = self._ended()
-        if self.early_keep:  # an example that leaves ends its early search too (its open beams are all -inf)
-            self._take_early(ended)
         kept = (~ended).nonzero().squeeze(1)
         for name in ("scores", "history", "done", "finished", "pool_score", "pool_raw", "pool_len", "pool_ids",
                      "live", "shares", "pool_shares"):
@@ -458,22 +423,9 @@ class _BeamState:
             final.index_copy_(0, self.live, pool)
 
     def results(self) -> list[list[Hypothesis]]:
-        # Too few finished: the open beams fill the list (scored over the tokens they have). With early_keep,
-        # first where fewer than it finished, so that the early results' heads are taken as that search's
-        # results would give them, then where fewer than num_return did (each example's open beams join once).
-        if self.early_keep:
-            early_short = self.finished < self.early_keep
-            self._merge_open(early_short)
-            self._take_early(torch.ones_like(early_short))
-            self._merge_open((self.finished < self.keep) & ~early_short)
-        else:
-            self._merge_open(self.finished < self.keep)
+        self._merge_open(self.finished < self.keep)  # too few finished: the open beams fill the list
         self._save_pools()
         return _hypotheses(self.final, self.keep)
-
-    def early_results(self) -> list[list[Hypothesis]]:
-        """After ``results``: what a search keeping ``early_keep`` returns."""
-        return _hypotheses(self.early, self.early_keep or 0)
 
 
 def _hypotheses(pools: list[torch.Tensor], keep: int) -> list[list[Hypothesis]]:

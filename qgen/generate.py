@@ -11,9 +11,10 @@ direction, the aggregate), then, among those, by whether they pass the over-copy
 (``qgen.synth.filter``, its default thresholds), then by score: the first is the one synthesis would
 write. For ``SELECT name FROM players WHERE points < 20`` the shipped model's best-scored question says
 "larger than 20"; its second, "smaller than 20", comes first. A question that still fails a check
-carries what it fails. The candidates are the plain search's questions followed by those of a second
-search that runs until the whole beam has finished, as synthesis searches; so where the plain search's
-question passes the checks, it stays first.
+carries what it fails. The candidates are those synthesis chooses among: the questions of a search that
+runs until the whole beam has finished, best score first. A search that returns fewer stops earlier
+(OpenNMT-py's rule), so without the checks ``num_return=1`` can give another question than the first of
+``num_return=beam``: one that finished before a better-scored one could.
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ import torch
 from parsers.jsonl import TextLine, read_text_lines
 from qgen.checkpoint import load_checkpoint
 from qgen.exported_model import resolve_model
-from qgen.decode import beam_search, beam_search_both
+from qgen.decode import beam_search
 from qgen.batching import default_max_tokens, token_batches
 from qgen.model import make_batch
 
@@ -152,8 +153,9 @@ def generate_questions(inputs: Sequence[str | TextLine | GenerateInput], checkpo
         else:
             parsed.append(tokens)
     good = [i for i, p in enumerate(parsed) if isinstance(p, list)]
-    decoded = decode_token_lists([parsed[i] for i in good], checkpoint, beam, num_return, batch_size, no_repeat,
-                                 max_tokens, whole_beam_too=checks)
+    # With the checks, the whole beam's questions, as synthesis searches: its choice is the first that passes.
+    decoded = decode_token_lists([parsed[i] for i in good], checkpoint, beam, beam if checks else num_return,
+                                 batch_size, no_repeat, max_tokens)
     answers = dict(zip(good, decoded))
     for i, item in enumerate(items):
         if i not in answers:
@@ -185,11 +187,9 @@ def rank_by_checks(lf_type: str, lf: str, lf_tokens: list[str], questions: list[
 
 
 def decode_token_lists(token_lists: Sequence[list[str]], checkpoint: str | Path, beam: int = 4, num_return: int = 1,
-                       batch_size: int | None = None, no_repeat: bool = False, max_tokens: int | None = None,
-                       whole_beam_too: bool = False) -> list[list[tuple[str, float]]]:
-    """Per list of logical-form tokens, in order, its ``num_return`` questions and scores, best first;
-    ``whole_beam_too``: followed by the other questions of a search that runs until the whole beam has
-    finished (the candidates the checks choose among, as synthesis searches); one search gives both."""
+                       batch_size: int | None = None, no_repeat: bool = False,
+                       max_tokens: int | None = None) -> list[list[tuple[str, float]]]:
+    """Per list of logical-form tokens, in order, its ``num_return`` questions and scores, best first."""
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     model, src_vocab, tgt_vocab, _ = load_checkpoint(resolve_model(checkpoint), device)  # "default": the shipped one
     answers: dict[int, list[tuple[str, float]]] = {}
@@ -198,15 +198,9 @@ def decode_token_lists(token_lists: Sequence[list[str]], checkpoint: str | Path,
     for batch_items in token_batches(by_length, budget, batch_size):
         chunk = [i for i, _ in batch_items]
         batch = make_batch([tokens for _, tokens in batch_items], None, src_vocab, tgt_vocab, model.cfg.copy).to(device)
-        if whole_beam_too and num_return < beam:  # one search for both (qgen.decode.beam_search_both)
-            searches = list(beam_search_both(model, batch, beam=beam, num_return=num_return, no_repeat=no_repeat))
-        else:
-            searches = [beam_search(model, batch, beam=beam, num_return=num_return, no_repeat=no_repeat)]
-        for row, (i, oovs) in enumerate(zip(chunk, batch.oovs)):
-            plain, *whole = [[(" ".join(tgt_vocab.decode(h.ids, oovs)), round(h.score, 4)) for h in found[row]]
-                             for found in searches]
-            seen = {question for question, _ in plain}
-            answers[i] = plain + [q for q in (whole[0] if whole else []) if q[0] not in seen]
+        found = beam_search(model, batch, beam=beam, num_return=num_return, no_repeat=no_repeat)
+        for i, hyps, oovs in zip(chunk, found, batch.oovs):
+            answers[i] = [(" ".join(tgt_vocab.decode(h.ids, oovs)), round(h.score, 4)) for h in hyps]
     return [answers[i] for i in range(len(token_lists))]
 
 

@@ -51,3 +51,27 @@ def test_generate_puts_the_questions_that_pass_the_checks_first() -> None:
     wrong = [failed for (question, _), failed in zip(checked["questions"], checked["failures"])
              if "larger" in question.split()]
     assert wrong and all("comparison < stated in the other direction" in failed for failed in wrong)
+
+
+def test_generate_shows_the_question_synthesis_writes_whatever_num_return(tmp_path) -> None:
+    """With the checks, ``generate`` ranks the whole beam's questions, as synthesis does: for this query the
+    search that stops after one finished question misses a better-scored one that the whole beam finds."""
+    import pandas as pd
+    from typer.testing import CliRunner
+
+    from qgen.cli import app
+    from qgen.generate import generate_questions
+
+    lf = "SELECT DISTINCT ?x WHERE { dbr:Lyon dbo:country ?x . }"
+    firsts = {k: next(generate_questions([lf], "default", lf_type="sparql", beam=4, num_return=k))["questions"][0]
+              for k in (1, 2, 4)}
+    assert len(set(firsts.values())) == 1, firsts
+    [plain_one] = generate_questions([lf], "default", lf_type="sparql", beam=4, num_return=1, checks=False)
+    [plain_all] = generate_questions([lf], "default", lf_type="sparql", beam=4, num_return=4, checks=False)
+    assert plain_one["questions"][0] != plain_all["questions"][0]  # the case in point: the early stop differs
+    (tmp_path / "lyon.jsonl").write_text(json.dumps({"id": "lyon", "lf": lf, "lf_type": "sparql"}) + "\n")
+    result = CliRunner().invoke(app, ["synthesize", "--checkpoint", "default", "--out", str(tmp_path / "corpus"),
+                                      "--from-file", str(tmp_path / "lyon.jsonl"), "--no-round-trip", "-q"])
+    assert result.exit_code == 0, result.output
+    written = pd.read_parquet(tmp_path / "corpus" / "pairs")["question"].tolist()
+    assert written == [firsts[1][0]]

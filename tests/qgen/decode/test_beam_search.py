@@ -67,12 +67,8 @@ def test_the_same_hypotheses_and_scores_as_the_row_by_row_search(beam, alpha, no
 
 @pytest.mark.parametrize("num_return", [0, -1, 4])
 def test_a_number_returned_outside_one_to_the_beam_is_refused(num_return) -> None:
-    from qgen.decode import beam_search_both
-
     with pytest.raises(ValueError, match=f"num_return must be between 1 and the beam size 3, got {num_return}"):
         beam_search(ToyModel(0), toy_batch(), beam=3, max_len=5, num_return=num_return)
-    with pytest.raises(ValueError, match=f"num_return must be between 1 and the beam size 3, got {num_return}"):
-        beam_search_both(ToyModel(0), toy_batch(), beam=3, num_return=num_return, max_len=5)
 
 
 def test_the_grid_covers_finished_and_unfinished_hypotheses() -> None:
@@ -192,44 +188,3 @@ def test_the_copy_shares_the_search_records_are_those_of_a_second_pass(name: str
             copied += sum(s > 0.5 for s in expected)
     assert copied > 0, "some tokens are copied, so the shares are not all zero"
     assert len({len(h.ids) for row in rows for h in row}) >= 3, "hypotheses of several lengths"
-
-
-@pytest.mark.parametrize(("beam", "num_return"), [(2, 1), (4, 1), (4, 2), (4, 4), (5, 3)])
-def test_one_search_for_both_answers_gives_those_of_two_searches(beam: int, num_return: int) -> None:
-    """``beam_search_both``: what a search returning ``num_return`` gives, and what one running the whole beam
-    gives, from one search (``qgen generate`` with the checks wanted both from two)."""
-    from qgen.decode import beam_search_both
-
-    batch = toy_batch()
-    for seed, eos_bias in [(0, 0.0), (1, 1.0), (2, -1.0), (3, 2.0), (4, 0.5)]:
-        model = ToyModel(seed, eos_bias=eos_bias)
-        for alpha, no_repeat, max_len in [(1.0, False, 12), (0.6, True, 12), (0.0, False, 4)]:
-            early, whole = beam_search_both(model, batch, beam, num_return, max_len, alpha, no_repeat)
-            same(early, beam_search(model, batch, beam, max_len, alpha, num_return, no_repeat))
-            same(whole, beam_search(model, batch, beam, max_len, alpha, beam, no_repeat))
-
-
-def test_the_early_answers_differ_from_the_whole_beams_heads_somewhere() -> None:
-    """The test above bites: a search returning one stops before a longer hypothesis can overtake."""
-    from qgen.decode import beam_search_both
-
-    differ = 0
-    for seed, eos_bias in [(0, 0.0), (1, 1.0), (2, -1.0), (3, 2.0), (4, 0.5)]:
-        early, whole = beam_search_both(ToyModel(seed, eos_bias=eos_bias), toy_batch(), 4, 1, 12, 1.0)
-        differ += sum(e[0].ids != w[0].ids for e, w in zip(early, whole))
-    assert differ > 0
-
-
-def test_one_search_for_both_answers_on_a_real_model() -> None:
-    from dataclasses import replace
-
-    from qgen.decode import beam_search_both
-    from qgen.model import VARIANTS
-
-    torch.manual_seed(0)
-    cfg = replace(VARIANTS["scratchpad_extended"].model, embedding_dim=8, hidden_size=16, dropout=0.0)
-    model = build_model(cfg.with_vocab(len(VOCAB), len(VOCAB))).eval()
-    batch = make_batch(SRC, None, VOCAB, VOCAB, cfg.copy)
-    early, whole = beam_search_both(model, batch, 4, 2, 10, 1.0)
-    same(early, beam_search(model, batch, 4, 10, 1.0, 2))
-    same(whole, beam_search(model, batch, 4, 10, 1.0, 4))
