@@ -1044,6 +1044,10 @@ def serve(
     _refuse_stray(context.args)
 
     _check_count(count, from_file)
+    _check_schedule(cron, timezone)
+    for option, path in [("--from-graph", from_graph), *(("--from-tables", p) for p in from_tables)]:
+        if path is not None and not path.exists():  # refused now, not at every scheduled run
+            fail(f"{option} {path}: no such file", 2)
     checkpoint = _model(checkpoint)  # refused now, not at the first scheduled run
     _check_generator(checkpoint, (["sparql"] if from_graph or from_endpoint else []) + (["sql"] if from_tables else []))
     if from_file:  # now, not at the first scheduled run
@@ -1065,13 +1069,16 @@ def serve(
         if not folder.exists() and not runs_folder.is_relative_to(folder.resolve()):
             fail(f"--dedup-against {folder}: no such folder (only the folder the runs write to, {runs_folder}, may "
                  "not exist yet)", 2)
-    params = deployment_parameters(str(checkpoint.resolve()), str(Path(out).resolve()),
-                                   str(from_graph.resolve()) if from_graph else None,
-                                   [str(p.resolve()) for p in from_tables],
-                                   str(Path(from_file).resolve()) if from_file and Path(from_file).exists() else from_file,
-                                   from_endpoint, count, seed,
-                                   beam, shard_size, dask_address, dask_workers, no_repeat=no_repeat,
-                                   dedup_against=[str(p.resolve()) for p in dedup_against])
+    try:
+        params = deployment_parameters(str(checkpoint.resolve()), str(Path(out).resolve()),
+                                       str(from_graph.resolve()) if from_graph else None,
+                                       [str(p.resolve()) for p in from_tables],
+                                       str(Path(from_file).resolve()) if from_file and Path(from_file).exists()
+                                       else from_file, from_endpoint, count, seed,
+                                       beam, shard_size, dask_address, dask_workers, no_repeat=no_repeat,
+                                       dedup_against=[str(p.resolve()) for p in dedup_against])
+    except ValueError as err:  # no source or several: a usage error
+        fail(str(err), 2)
     when = f"cron '{cron}'{f' ({timezone})' if timezone else ''}"
     if work_pool:
         deployment_id = deploy_to_work_pool(params, work_pool, cron=cron, name=name, timezone=timezone)
@@ -1092,6 +1099,23 @@ def serve(
         raise
     typer.echo(f"deployment {deployment_id} registered; its schedule is active" if once else
                f"stopped serving deployment {deployment_id}; its schedule is paused")
+
+
+def _check_schedule(cron: str, timezone: str | None) -> None:
+    """Refuse a cron expression or time zone that Prefect would refuse, before anything is printed or registered."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    from prefect.schedules import Cron
+
+    try:
+        Cron(cron)
+    except ValueError as err:
+        fail(f"--cron {cron!r}: {err}", 2)
+    if timezone is not None:
+        try:
+            ZoneInfo(timezone)
+        except (ZoneInfoNotFoundError, ValueError):
+            fail(f"--timezone {timezone!r}: not a time zone (an IANA name such as Europe/Berlin)", 2)
 
 
 score_app = typer.Typer(add_completion=False, no_args_is_help=True,

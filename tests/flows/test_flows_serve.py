@@ -88,9 +88,26 @@ def test_each_scheduled_run_draws_its_own_seed_unless_one_is_fixed() -> None:
 
 def test_serve_needs_exactly_one_source(tmp_path: Path, tiny_checkpoint: Path) -> None:
     result = runner.invoke(app, ["serve", "--checkpoint", str(tiny_checkpoint), "--once"])
-    assert result.exit_code != 0 and "exactly one of" in str(result.exception)
+    assert result.exit_code == 2 and "error: give exactly one of --from-graph" in result.output
     with pytest.raises(ValueError, match="exactly one"):
         deployment_parameters("m.pt", "out", from_graph="g.ttl", from_file="lfs.jsonl")
+
+
+@pytest.mark.parametrize(("options", "said"), [
+    (["--from-graph", "{tmp}/nope.ttl"], "--from-graph {tmp}/nope.ttl: no such file"),
+    (["--from-tables", "{graph}", "--from-tables", "{tmp}/nope.csv"], "--from-tables {tmp}/nope.csv: no such file"),
+    (["--from-graph", "{graph}", "--cron", "not a cron"], "--cron 'not a cron': Invalid cron string"),
+    (["--from-graph", "{graph}", "--timezone", "Mars/Base"], "--timezone 'Mars/Base': not a time zone"),
+])
+def test_serve_refuses_a_missing_source_or_a_bad_schedule_before_registering(
+        options: list[str], said: str, tmp_path: Path, tiny_checkpoint: Path) -> None:
+    """Else the deployment is registered and every scheduled run fails."""
+    fill = {"tmp": tmp_path, "graph": REPO / "data" / "demo" / "demo_kg.ttl"}
+    with patch("flows.serve.serve_synthesis") as served:
+        result = runner.invoke(app, ["serve", "--checkpoint", str(tiny_checkpoint), "--once",
+                                     *(o.format(**fill) for o in options)])
+    assert result.exit_code == 2 and f"error: {said.format(**fill)}" in result.output, result.output
+    assert "serving" not in result.output and not served.called
 
 
 def test_serve_takes_a_missing_dedup_folder_only_where_its_runs_go(tmp_path: Path, tiny_checkpoint: Path) -> None:
