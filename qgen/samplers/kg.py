@@ -21,7 +21,7 @@ from parsers.sparql.entities import entity_id
 from parsers.sparql.labels import NAME_PREDICATES, GraphLabels
 from parsers.sparql.prefixes import WELL_KNOWN_PREFIXES
 from qgen.datasets.records import RawExample
-from qgen.samplers import Sampler, outcome_of, sparql_key
+from qgen.samplers import Sampler, sparql_key
 from qgen.samplers.endpoint import as_endpoint, labels_for
 from qgen.samplers.kg_index import (
     IRI, LITERAL, KGIndex, KGQuery, answer_id, ordered_value, pick_extreme, render_query,
@@ -100,7 +100,7 @@ class KGSampler(Sampler):
         except LogicalFormError as error:
             if self.stats.drawn != index:  # the draw already has its outcome
                 raise
-            return self._outcome(outcome_of(error))
+            return self._failed(error)
 
     def _draw(self, index: int) -> RawExample | None:
         shape = self.config.shapes[self.rng.randrange(len(self.config.shapes))]
@@ -123,7 +123,7 @@ class KGSampler(Sampler):
                 if not self._verify(q, text, answers):
                     return self._outcome("mismatches")
         except LogicalFormError as error:  # timeouts, refusals, ties at the top of a superlative
-            return self._outcome(outcome_of(error))
+            return self._failed(error)
         if not answers:
             return self._outcome("no_answer")
         if len(answers) > self.config.max_answers:

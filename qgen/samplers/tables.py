@@ -24,7 +24,7 @@ from sqlglot import exp
 from parsers.errors import LogicalFormError
 from parsers.sql.wikisql import AGG_OPS, COND_OPS, quote_identifier
 from qgen.datasets.records import RawExample
-from qgen.samplers import Sampler, outcome_of, sql_key
+from qgen.samplers import Sampler, sql_key
 from qgen.samplers.readonly import open_sqlite_readonly, run_sql, sqlite_from_frames
 
 _AGGREGATES = {"COUNT": exp.Count, "MAX": exp.Max, "MIN": exp.Min, "SUM": exp.Sum, "AVG": exp.Avg}
@@ -207,13 +207,13 @@ class TableSampler(Sampler):
         try:
             key = sql_key(sql)
         except LogicalFormError as error:  # e.g. column names too long for a logical form
-            return self._outcome(outcome_of(error))
+            return self._failed(error)
         if not self._first_time(key):
             return None
         try:
             rows = run_sql(self.conn, sql, self.config.timeout_s, max_rows=self.config.max_answers + 1)
         except LogicalFormError as error:
-            return self._outcome(outcome_of(error))
+            return self._failed(error)
         answers = answers_of_rows(rows, spec[1])
         if not answers:
             return self._outcome("no_answer")

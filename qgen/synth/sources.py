@@ -140,8 +140,10 @@ def _sampled_something(source: Source) -> Source:
         counts = source.stats() or {}
         why = ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]) if v and k != "drawn")
         option = "--from-graph" if source.kind == "substitution" else f"--from-{source.kind}"
+        first = getattr(source.sampler, "first_error", None)  # why, where queries failed (an unreachable host)
         raise SourceError(f"{option} {source.description}: no query could be sampled from it "
-                          f"({counts.get('drawn', 0)} drawn{': ' + why if why else ''})")
+                          f"({counts.get('drawn', 0)} drawn{': ' + why if why else ''})"
+                          + (f"; the first error: {first}" if first else ""))
     source.records = chain([first], source.records)
     return source
 

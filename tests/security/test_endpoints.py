@@ -191,7 +191,8 @@ def test_a_sampling_run_goes_on_through_a_failing_endpoint(server: FakeEndpoint,
 def test_synthesize_source_from_a_garbage_endpoint_counts_every_draw(server: FakeEndpoint) -> None:
     """Nothing sampled is refused with the sampler's counts (no corpus of nothing is written)."""
     with pytest.raises(SourceError, match=r"--from-endpoint .*/garbage: no query could be sampled from it "
-                                          r"\(100 drawn: errors 100\)"):
+                                          r"\(100 drawn: errors 100\); the first error: EndpointError: endpoint "
+                                          r"\S+ reply is not"):  # the cause, not only the count
         open_source(from_endpoint=server.url + "/garbage", count=2)
 
 
