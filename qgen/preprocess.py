@@ -39,8 +39,8 @@ class PreprocessReport:
 
     def summary(self) -> str:
         per_split = ", ".join(f"{s} {n}" for s, n in sorted(self.examples.items()))
-        return (f"{self.dataset}: inputs {self.inputs} = examples {self.total_examples} ({per_split}) "
-                f"+ rejects {self.rejects}  [{self.seconds:.1f} s]")
+        return (f"{self.dataset}: inputs {self.inputs} = examples {self.total_examples}"
+                f"{f' ({per_split})' if per_split else ''} + rejects {self.rejects}  [{self.seconds:.1f} s]")
 
 
 def tokenizer_settings() -> dict[str, object]:

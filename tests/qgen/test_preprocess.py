@@ -183,3 +183,12 @@ def test_an_input_without_records_or_without_an_lf_column_is_refused(tmp_path: P
         assert result.exit_code == 1 and result.stderr.strip() == result.stderr.strip().splitlines()[0], result.stderr
         assert result.stderr.startswith(f"error: {tmp_path / name}: {says}"), result.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_the_summary_lists_splits_only_where_there_are_examples() -> None:
+    from qgen.preprocess import PreprocessReport
+
+    assert PreprocessReport("x.jsonl", inputs=2, rejects=2).summary().startswith(
+        "x.jsonl: inputs 2 = examples 0 + rejects 2  [")  # every line rejected: no empty "()"
+    assert PreprocessReport("d", inputs=3, examples={"train": 2, "test": 1}).summary().startswith(
+        "d: inputs 3 = examples 3 (test 1, train 2) + rejects 0  [")
