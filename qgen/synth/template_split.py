@@ -198,7 +198,9 @@ def _earlier_splits(folder: Path, ids: Sequence[str], templates: Sequence[str]) 
 
 def split_corpus(corpus: str | Path, fractions: Sequence[float] = DEFAULT_FRACTIONS, seed: int = 1) -> dict[str, Any]:
     """Split a finished corpus's pairs by template (``write_template_splits``), record the splits in its
-    manifest and write its card again, so that its front matter names them; returns the summary."""
+    manifest and write its card again, so that its front matter names them; returns the summary. A corpus
+    split before keeps its splits (and their fractions and seed): only templates new to it are dealt, so a
+    parser trained on an earlier train split never meets one of its pairs in the new test split."""
     from qgen.io.output_folder import claimed_folder
     from qgen.synth.card import write_card
     from qgen.synth.corpus import CORPUS_FOLDER, CorpusError
@@ -213,7 +215,9 @@ def split_corpus(corpus: str | Path, fractions: Sequence[float] = DEFAULT_FRACTI
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
         if manifest.get("status") != "complete":
             raise ValueError(f"{out} is not a finished corpus (no complete manifest.json): synthesize it first")
-        summary = write_template_splits(out, fractions, seed)
+        earlier = manifest.get("splits")
+        summary = (write_template_splits(out, earlier["fractions"], earlier["seed"], keep_earlier=True) if earlier
+                   else write_template_splits(out, fractions, seed))
         manifest["splits"] = summary
         write_card(out, manifest, manifest["settings"]["seed"])
         write_file(manifest_path, json.dumps(manifest, indent=2))

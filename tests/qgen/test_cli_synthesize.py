@@ -142,6 +142,14 @@ def test_an_extended_split_corpus_is_split_again_to_hold_its_new_pairs(checkpoin
     assert split_ids == sorted(pd.read_parquet(out / "pairs")["id"])
     for name in SPLITS:  # the earlier pairs stay in their split
         assert split_of[name] <= set(pd.read_parquet(out / "splits" / f"{name}.parquet")["id"])
+    # Grown again with --split-by on the command too: still no pair changes split (it re-dealt them all).
+    split_of = {name: set(pd.read_parquet(out / "splits" / f"{name}.parquet")["id"]) for name in SPLITS}
+    again = runner.invoke(app, ["synthesize", "--checkpoint", str(checkpoint), "--out", str(out), "--count", "25",
+                                "--split-by", "template", *source])
+    assert again.exit_code == 0, again.output
+    assert sorted(pd.read_parquet(out / "splits")["id"]) == sorted(pd.read_parquet(out / "pairs")["id"])
+    for name in SPLITS:
+        assert split_of[name] <= set(pd.read_parquet(out / "splits" / f"{name}.parquet")["id"]), name
 
 
 def test_synthesize_needs_exactly_one_source(checkpoint: Path, tmp_path: Path) -> None:
