@@ -5,7 +5,8 @@ new query shapes, not memorised ones.
 A template is the logical form with its values abstracted: entities (as the SPARQL parser finds them,
 and any IRI that names a node rather than a predicate or a class, whatever its namespace) become ``<e>``,
 string literals and numbers ``<v>``; keywords, variables, predicates, classes, tables and columns stay,
-case and spacing normalised. Templates are shuffled (seeded) and dealt to the splits in
+case and spacing normalised; SQL conditions that a WHERE only ANDs are sorted (their order is no
+shape of its own). Templates are shuffled (seeded) and dealt to the splits in
 turn, each to the split furthest below its share of pairs, so the sizes follow the fractions as
 closely as whole templates allow.
 
@@ -54,7 +55,35 @@ def _sql_template(sql: str) -> str:
             out.append(f'"{token.text.lower()}"')
         else:
             out.append(token.text.lower())
-    return " ".join(out)
+    return " ".join(_conditions_in_order(out))
+
+
+_AFTER_WHERE = ("group", "order", "limit", "having")
+
+
+def _conditions_in_order(tokens: list[str]) -> list[str]:
+    """``tokens`` with the conditions of a WHERE that only ANDs them sorted: ``a = <v> and b = <v>`` and
+    ``b = <v> and a = <v>`` are one query shape (as ``qgen.lf_canonical`` compares SQL), so they must not
+    land in two splits. Conditions with OR or brackets are left as they are."""
+    if "where" not in tokens:
+        return tokens
+    start = tokens.index("where") + 1
+    # (sqlglot lexes ORDER BY and GROUP BY as one token each)
+    end = next((i for i in range(start, len(tokens)) if tokens[i].partition(" ")[0] in _AFTER_WHERE), len(tokens))
+    where = tokens[start:end]
+    if not where or any(t in ("or", "(", ")") for t in where):
+        return tokens
+    conditions, current = [], []
+    for token in where:
+        if token == "and":
+            conditions.append(current)
+            current = []
+        else:
+            current.append(token)
+    conditions.append(current)
+    ordered = sorted(conditions)
+    joined = [token for number, condition in enumerate(ordered) for token in (["and"] if number else []) + condition]
+    return tokens[:start] + joined + tokens[end:]
 
 
 def _sparql_template(query: str) -> str:

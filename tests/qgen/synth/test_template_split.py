@@ -27,6 +27,17 @@ def test_templates_abstract_values_and_keep_shapes() -> None:
     assert lf_template("sparql", "not a query {") == "not a query {"  # its own template, never an error
 
 
+def test_sql_conditions_anded_in_another_order_are_one_template() -> None:
+    """Else one query shape lands in train and in test, as two templates."""
+    first = lf_template("sql", 'SELECT "Visitors" FROM "festivals" WHERE "Festival" = \'A\' AND "Country" = \'B\'')
+    second = lf_template("sql", 'SELECT "Visitors" FROM "festivals" WHERE "Country" = \'C\' AND "Festival" = \'D\'')
+    assert first == second == 'select "visitors" from "festivals" where "country" = <v> and "festival" = <v>'
+    ordered = lf_template("sql", 'SELECT "a" FROM "t" WHERE "c" = \'x\' AND "b" > 3 ORDER BY "d" DESC LIMIT 1')
+    assert ordered == 'select "a" from "t" where "b" > <v> and "c" = <v> order by "d" desc limit <v>'
+    either = 'SELECT "a" FROM "t" WHERE "c" = 1 OR "b" = 2 AND "d" = 3'  # OR binds looser: left as it is
+    assert lf_template("sql", either) == 'select "a" from "t" where "c" = <v> or "b" = <v> and "d" = <v>'
+
+
 def test_any_graphs_nodes_are_entities_its_predicates_and_classes_stay() -> None:
     """A graph of one's own (no known entity namespace): subjects, objects, IRIs in a FILTER or a VALUES block
     are the values that differ between queries of one shape; predicates, paths, classes, functions stay."""
