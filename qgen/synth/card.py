@@ -265,8 +265,9 @@ def render_card(out: Path, manifest: dict[str, Any], seed: int, sample_size: int
         "duckdb.sql(\"SELECT question, logical_form FROM read_parquet('pairs/*.parquet')\")",
         "import polars as pl",
         'pl.read_parquet("pairs/*.parquet")',
-        "from datasets import load_dataset",
-        'pairs = load_dataset(".")["train"]  # this directory; load_dataset(".", "rejects") for the rejects',
+        "import os",
+        "from datasets import load_dataset  # its path in full: it refuses \".\"",
+        'pairs = load_dataset(os.getcwd())  # train (or the template splits); load_dataset(os.getcwd(), "rejects")',
         "```", "",
         *_splits_text(manifest),
         "License: unknown. The logical forms come from this run's input (`source.json` describes it when a "

@@ -134,6 +134,22 @@ def test_the_card_of_a_corpus_written_before_the_audit_column_declares_what_its_
     assert loaded["train"].num_rows == manifest["counts"]["pairs"]
 
 
+def test_the_cards_loading_code_runs_from_the_corpus_folder(corpus: Path, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The "How to load" block, as a reader pastes it, in the corpus folder (``load_dataset(".")`` fails)."""
+    pytest.importorskip("datasets")
+    pytest.importorskip("duckdb")
+    pytest.importorskip("polars")
+    card = (corpus / "README.md").read_text()
+    code = card.split("## How to load", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(corpus)
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
+    names: dict = {}
+    exec(compile(code, "card", "exec"), names)  # noqa: S102 - the card's own example
+    pairs = json.loads((corpus / "manifest.json").read_text())["counts"]["pairs"]
+    assert len(names["table"]) == pairs and names["pairs"]["train"].num_rows == pairs
+
+
 def test_a_split_corpus_without_pairs_still_declares_its_files(corpus: Path) -> None:
     """Every split empty (a deduplicated run that kept nothing): the pairs configuration names the shards'
     glob, not an empty list that ``datasets`` cannot iterate."""
