@@ -86,7 +86,8 @@ def read_references(path: str | Path) -> E2EReferences:
 
     path = Path(path)
     if not path.is_file():
-        raise E2EInputError(f"{path}: reference file not found")
+        raise E2EInputError(f"{path}: " + ("a folder, not a reference file" if path.is_dir()
+                                           else "reference file not found"))
     groups: dict[str, list[str]] = {}
     try:
         with open(path, encoding="utf-8-sig", newline="") as handle:
@@ -346,7 +347,7 @@ def coco_scores(outputs: Sequence[str], references: Sequence[Sequence[str]], jav
 def read_outputs_text(path: Path, error: type[ValueError]) -> str:
     """A system-outputs file's text (UTF-8, a BOM dropped); ``error`` names the file and the problem."""
     if not path.is_file():
-        raise error(f"{path}: outputs file not found")
+        raise error(f"{path}: " + ("a folder, not an outputs file" if path.is_dir() else "outputs file not found"))
     try:
         return path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as err:

@@ -143,6 +143,9 @@ def test_unknown_domain_and_missing_files_are_one_line_errors(tmp_path) -> None:
         (["score", "wen", str(tmp_path / "nope.txt"), "--domain", "hotel", "--test-file",
           str(_write_test_file(tmp_path / "t.json", [["goodbye()", "bye", "bye"]])), "--no-java"],
          "outputs file not found"),
+        (["score", "wen", str(outputs), "--domain", "hotel", "--test-file", str(tmp_path), "--no-java"],
+         f"{tmp_path}: a folder, not a test file"),  # it exists: "not found" would mislead
+        (["score", "e2e", str(tmp_path), "--no-java"], f"{tmp_path}: a folder, not an outputs file"),
     ]:
         result = runner.invoke(app, args)
         assert result.exit_code == 2 and message in result.stderr and result.stderr.count("\n") == 1, result.output
