@@ -145,9 +145,14 @@ def read_outputs(path: str | Path, references: E2EReferences | None = None) -> l
         raise E2EInputError(f"{path}: no outputs")
     if references is not None:
         if len(rows) != len(references.mrs):
+            number, first, _ = rows[0]
+            header = (len(rows) == len(references.mrs) + 1 and _normalise_mr(first) != _normalise_mr(references.mrs[0])
+                      and "[" not in first)  # one too many, and line 1 is no MR: a header named otherwise
             raise E2EInputError(
                 f"{path}: {len(rows)} outputs but {len(references.mrs)} distinct MRs in {references.path.name}: "
                 "one output per distinct MR, in the reference file's order"
+                + (f" (line {number}, {first[:40]!r}, is no MR: a header line is read as one only when its first "
+                   "column is 'MR')" if header else "")
             )
         for (number, mr, _), expected in zip(rows, references.mrs):
             if _normalise_mr(mr) != _normalise_mr(expected):

@@ -117,6 +117,8 @@ def test_references_grouped_by_mr(tmp_path) -> None:
     ('"mr","text"\n"name[A]","x"\n', "MR\toutput\nname[A]\tx\n", "lacks an 'mr' or a 'ref' column"),
     ('"mr","ref"\n"name[A]","x"\n', "MR\toutput\nname[A]\tx\textra\n", "3 tab-separated columns, expected 2"),
     ('"mr","ref"\n"name[A]","x"\n', "MR\toutput\nname[A]\tx\nname[B]\ty\n", "2 outputs but 1 distinct MRs"),
+    ('"mr","ref"\n"name[A]","x"\n', "src\tsys\nname[A]\tx\n",  # a header of other names: said so
+     "line 1, 'src', is no MR: a header line is read as one only when its first column is 'MR'"),
     ('"mr","ref"\n"name[A]","x"\n"name[B]","y"\n', "MR\toutput\nname[B]\ty\nname[A]\tx\n", "follow the reference"),
 ])
 def test_bad_input_is_a_typed_error_naming_the_file(tmp_path, refs_text, outputs_text, message) -> None:
