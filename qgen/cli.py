@@ -866,8 +866,9 @@ def synthesize(
                                                             "that share no logical-form template (splits/)."),
     dedup_against: List[Path] = typer.Option([], "--dedup-against", help="Leave out logical forms that these "
                                                                           "corpora (or folders of corpora) hold "
-                                                                          "(repeatable); a sampler draws new ones "
-                                                                          "in their places, up to --count."),
+                                                                          "as pairs or rejects (repeatable); a "
+                                                                          "sampler draws new ones in their places, "
+                                                                          "up to --count."),
     round_trip_threshold: List[str] = typer.Option([], "--round-trip-threshold",
                                                    help="RULE=FLOOR (repeatable) for the score rule (mean log p) or the "
                                                         "token rule (least probable token's log p); default: the "

@@ -2,7 +2,9 @@
 written one after another (scheduled runs) grow instead of repeating themselves.
 
 A folder given is either a corpus (it has ``pairs/``) or a folder of corpora (each subfolder that has
-``pairs/``, e.g. ``qgen-out/scheduled``); the run's own output folder is never counted. Logical forms
+``pairs/``, e.g. ``qgen-out/scheduled``); the run's own output folder is never counted. A corpus holds
+the logical forms of its pairs and of its rejects: one that an earlier run rejected (the round trip, the
+filter) would mostly be rejected again, and counted as an input in both corpora. Logical forms
 compare as written with whitespace collapsed (the samplers write the same query the same way). A
 left-out logical form never becomes an input, so inputs = pairs + rejects still holds; how many were
 left out is recorded in ``source.json`` and the card. They are left out before ``--count`` is applied
@@ -19,7 +21,7 @@ from qgen.datasets.records import RawExample
 
 def known_logical_forms(folders: Sequence[str | Path], own: str | Path | None = None,
                         missing_ok: bool = False) -> tuple[set[str], list[str]]:
-    """The logical forms (whitespace collapsed) of the pairs of every corpus under ``folders``, and
+    """The logical forms (whitespace collapsed) of the pairs and rejects of every corpus under ``folders``, and
     the corpora read. A folder that holds no corpus yet gives none (a schedule's folder before its first
     run); one that does not exist raises ``ValueError`` unless ``missing_ok`` (scheduled runs: the first
     run makes it), and so does a file."""
@@ -42,6 +44,10 @@ def known_logical_forms(folders: Sequence[str | Path], own: str | Path | None = 
             if shards:
                 column = ds.dataset(shards, format="parquet").to_table(columns=["logical_form"]).column(0)
                 known.update(_key(text) for text in column.to_pylist() if text)
+            rejected = list((corpus / "rejects").glob("*.parquet"))
+            if rejected:
+                inputs = ds.dataset(rejected, format="parquet").to_table(columns=["input"]).column(0)
+                known.update(_key(text) for text in map(_rejected_logical_form, inputs.to_pylist()) if text)
             corpora.append(str(corpus))
     return known, corpora
 
@@ -54,6 +60,18 @@ def leave_out_known(records: Iterable[RawExample], known: set[str], options: dic
             options["left_out_as_known"] += 1
             continue
         yield record
+
+
+def _rejected_logical_form(row_input: str | None) -> str | None:
+    """The logical form in a reject row's ``input`` (``qgen.synth.schema.record_json``), if it has one."""
+    import json
+
+    try:
+        data = json.loads(row_input or "")
+    except ValueError:
+        return None
+    form = data.get("logical_form") if isinstance(data, dict) else None
+    return form if isinstance(form, str) else None
 
 
 def _key(logical_form: str) -> str:
