@@ -75,8 +75,13 @@ def _as_option(message: str, options: dict[str, str] = _TRAIN_OPTIONS) -> str:
 
 def _out_folder(out: Optional[Path]) -> None:
     """``--out`` names a folder to write into: a file there is a usage error, said before any work."""
-    if out is not None and Path(out).exists() and not Path(out).is_dir():
+    if out is None:
+        return
+    if Path(out).exists() and not Path(out).is_dir():
         fail(f"--out {out} is a file; it names the folder to write into", 2)
+    blocking = next((p for p in Path(out).parents if p.exists() and not p.is_dir()), None)
+    if blocking is not None:  # the folder could not be made under it
+        fail(f"--out {out}: {blocking} is a file, not a folder", 2)
 
 
 def _model(name: Optional[Path], option: str = "--model/--checkpoint") -> Path:
@@ -497,8 +502,14 @@ def _labelled_examples(examples: Path, command: str) -> list[str]:
     split = "train" if command == "train" else "test"
     if not examples.is_file():
         fail(f"{examples}: no such file (a preprocessed examples file: qgen preprocess writes DIR/{split}.parquet)", 2)
+    columns = ["id", "lf_type", "question_tokens"]
     try:
-        table = pq.read_table(examples, columns=["id", "lf_type", "question_tokens"])
+        names = pq.read_schema(examples).names
+        missing = [c for c in columns if c not in names]
+        if missing:  # another Parquet file (a rejects file, a corpus shard): its schema is no reason to print
+            fail(f"{examples}: not a preprocessed examples file (no column {', '.join(missing)}; qgen preprocess "
+                 f"writes them: DIR/{split}.parquet)", 2)
+        table = pq.read_table(examples, columns=columns)
     except (OSError, pa.ArrowException) as err:
         fail(f"{examples}: not a preprocessed examples file (qgen preprocess writes them: DIR/{split}.parquet); "
              f"{' '.join(str(err).split())}", 1)

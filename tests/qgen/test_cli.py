@@ -230,3 +230,6 @@ def test_an_out_that_is_a_file_is_a_usage_error(tmp_path: Path) -> None:
         assert proc.returncode == 2, (command, proc.stderr)
         assert proc.stderr == f"error: --out {afile} is a file; it names the folder to write into\n", proc.stderr
     assert afile.read_text() == "mine"
+    proc = subprocess.run([sys.executable, "-c", "from qgen.cli import run; run()", "evaluate", str(examples),
+                           "--out", str(afile / "sub")], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stderr == f"error: --out {afile / 'sub'}: {afile} is a file, not a folder\n"

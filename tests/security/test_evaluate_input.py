@@ -42,6 +42,11 @@ def test_files_that_are_not_examples_and_a_bad_beam(qgen: Qgen, tiny_checkpoint:
     text.write_text("id,lf\n")
     code, _, err = qgen("evaluate", "--checkpoint", tiny_checkpoint, text)
     assert code == 1 and err.startswith(f"error: {text}: not a preprocessed examples file")
+    other = tmp_path / "rejects.parquet"  # Parquet, but not examples: said by its missing columns, not a schema dump
+    pq.write_table(pa.table({"id": ["r1"], "stage": ["input"], "reason": ["x"]}), other)
+    code, _, err = qgen("evaluate", "--checkpoint", tiny_checkpoint, other)
+    assert code == 2 and err == (f"error: {other}: not a preprocessed examples file (no column lf_type, "
+                                 "question_tokens; qgen preprocess writes them: DIR/test.parquet)\n"), err
     examples = _examples(tmp_path / "test.parquet", [["what", "is", "oslo", "?"]])
     code, _, err = qgen("evaluate", "--checkpoint", tiny_checkpoint, examples, "--beam", "0")
     assert code == 2 and err.strip() == "error: --beam must be between 1 and 64, got 0"
