@@ -877,9 +877,9 @@ def synthesize(
                                                             "that share no logical-form template (splits/)."),
     dedup_against: List[Path] = typer.Option([], "--dedup-against", help="Leave out logical forms that these "
                                                                           "corpora (or folders of corpora) hold "
-                                                                          "as pairs or rejects (repeatable); a "
-                                                                          "sampler draws new ones in their places, "
-                                                                          "up to --count."),
+                                                                          "as pairs or as rejects of their filters "
+                                                                          "(repeatable); a sampler draws new ones "
+                                                                          "in their places, up to --count."),
     round_trip_threshold: List[str] = typer.Option([], "--round-trip-threshold",
                                                    help="RULE=FLOOR (repeatable) for the score rule (mean log p) or the "
                                                         "token rule (least probable token's log p); default: the "
@@ -1115,7 +1115,7 @@ def serve(
 
 def _check_schedule(cron: str, timezone: str | None) -> None:
     """Refuse a cron expression or time zone that Prefect would refuse, before anything is printed or registered."""
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+    from zoneinfo import available_timezones
 
     from prefect.schedules import Cron
 
@@ -1123,11 +1123,9 @@ def _check_schedule(cron: str, timezone: str | None) -> None:
         Cron(cron)
     except ValueError as err:
         fail(f"--cron {cron!r}: {err}", 2)
-    if timezone is not None:
-        try:
-            ZoneInfo(timezone)
-        except (ZoneInfoNotFoundError, ValueError):
-            fail(f"--timezone {timezone!r}: not a time zone (an IANA name such as Europe/Berlin)", 2)
+    if timezone is not None and timezone not in available_timezones():  # as Prefect checks it (ZoneInfo also
+        # opens right/UTC or posixrules, which Prefect refuses)
+        fail(f"--timezone {timezone!r}: not a time zone (an IANA name such as Europe/Berlin)", 2)
 
 
 score_app = typer.Typer(add_completion=False, no_args_is_help=True,

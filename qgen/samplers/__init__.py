@@ -91,8 +91,9 @@ class Sampler:
         self.rng = random.Random(seed)
         self.stats = SamplerStats()
         self.seen: set[str] = set()
-        self.first_error: str | None = None  # the first query error's message: the cause (later ones may be
-        # its consequences, as an endpoint's circuit breaker), for the user when nothing could be sampled
+        # Per outcome, the first query error's message: a cause (later ones may be its consequences, as an
+        # endpoint's circuit breaker), for the user when nothing could be sampled.
+        self.first_errors: dict[str, str] = {}
 
     def draw(self) -> RawExample | None:
         """One draw: the record if it was kept, else None (every outcome is counted in ``stats``)."""
@@ -113,10 +114,10 @@ class Sampler:
         return None
 
     def _failed(self, error: Exception) -> None:
-        """A draw that ``error`` ended: its outcome counted, the first such message kept (``first_error``)."""
-        if self.first_error is None:
-            self.first_error = " ".join(str(error).split())[:300] or type(error).__name__
-        return self._outcome(outcome_of(error))
+        """A draw that ``error`` ended: its outcome counted, the outcome's first message kept (``first_errors``)."""
+        outcome = outcome_of(error)
+        self.first_errors.setdefault(outcome, " ".join(str(error).split())[:300] or type(error).__name__)
+        return self._outcome(outcome)
 
     def _first_time(self, key: str) -> bool:
         """True (and one more ``executed``) for a new duplicate key; False (counted) for a repeat."""

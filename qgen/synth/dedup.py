@@ -3,8 +3,9 @@ written one after another (scheduled runs) grow instead of repeating themselves.
 
 A folder given is either a corpus (it has ``pairs/``) or a folder of corpora (each subfolder that has
 ``pairs/``, e.g. ``qgen-out/scheduled``); the run's own output folder is never counted. A corpus holds
-the logical forms of its pairs and of its rejects: one that an earlier run rejected (the round trip, the
-filter) would mostly be rejected again, and counted as an input in both corpora. Logical forms
+the logical forms of its pairs and of the rejects its filters judged (stages ``filter`` and
+``round_trip``): the same model would mostly reject them again, and each would count as an input of both
+corpora. Rejects of a failure that may pass another time (a timeout, out of memory) are drawn again. Logical forms
 compare as written with whitespace collapsed (the samplers write the same query the same way). A
 left-out logical form never becomes an input, so inputs = pairs + rejects still holds; how many were
 left out is recorded in ``source.json`` and the card. They are left out before ``--count`` is applied
@@ -18,10 +19,12 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from qgen.datasets.records import RawExample
 
+JUDGED_STAGES = ("filter", "round_trip")  # reject stages that judged the question (qgen.synth.schema.STAGES)
+
 
 def known_logical_forms(folders: Sequence[str | Path], own: str | Path | None = None,
                         missing_ok: bool = False) -> tuple[set[str], list[str]]:
-    """The logical forms (whitespace collapsed) of the pairs and rejects of every corpus under ``folders``, and
+    """The logical forms (whitespace collapsed) of the pairs and judged rejects of every corpus under ``folders``, and
     the corpora read. A folder that holds no corpus yet gives none (a schedule's folder before its first
     run); one that does not exist raises ``ValueError`` unless ``missing_ok`` (scheduled runs: the first
     run makes it), and so does a file."""
@@ -46,8 +49,9 @@ def known_logical_forms(folders: Sequence[str | Path], own: str | Path | None = 
                 known.update(_key(text) for text in column.to_pylist() if text)
             rejected = list((corpus / "rejects").glob("*.parquet"))
             if rejected:
-                inputs = ds.dataset(rejected, format="parquet").to_table(columns=["input"]).column(0)
-                known.update(_key(text) for text in map(_rejected_logical_form, inputs.to_pylist()) if text)
+                rows = ds.dataset(rejected, format="parquet").to_table(columns=["stage", "input"]).to_pylist()
+                known.update(_key(text) for text in (_rejected_logical_form(row["input"]) for row in rows
+                                                     if row["stage"] in JUDGED_STAGES) if text)
             corpora.append(str(corpus))
     return known, corpora
 

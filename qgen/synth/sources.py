@@ -140,10 +140,12 @@ def _sampled_something(source: Source) -> Source:
         counts = source.stats() or {}
         why = ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]) if v and k != "drawn")
         option = "--from-graph" if source.kind == "substitution" else f"--from-{source.kind}"
-        first = getattr(source.sampler, "first_error", None)  # why, where queries failed (an unreachable host)
+        # Why, where queries failed (an unreachable host): the first error of the most frequent such outcome.
+        errors = getattr(source.sampler, "first_errors", {})
+        outcome = max(errors, key=lambda name: counts.get(name, 0), default=None)
         raise SourceError(f"{option} {source.description}: no query could be sampled from it "
                           f"({counts.get('drawn', 0)} drawn{': ' + why if why else ''})"
-                          + (f"; the first error: {first}" if first else ""))
+                          + (f"; the first of the {outcome}: {errors[outcome]}" if outcome else ""))
     source.records = chain([first], source.records)
     return source
 

@@ -58,13 +58,14 @@ def _sql_template(sql: str) -> str:
     return " ".join(_conditions_in_order(out))
 
 
-_AFTER_WHERE = ("group", "order", "limit", "having")
+_AFTER_WHERE = ("group", "order", "limit", "having", "union", "intersect", "except", ";")  # what ends a WHERE
 
 
 def _conditions_in_order(tokens: list[str]) -> list[str]:
     """``tokens`` with the conditions of a WHERE that only ANDs them sorted: ``a = <v> and b = <v>`` and
     ``b = <v> and a = <v>`` are one query shape (as ``qgen.lf_canonical`` compares SQL), so they must not
-    land in two splits. Conditions with OR or brackets are left as they are."""
+    land in two splits. Only the first WHERE's (up to what ends it: ORDER BY, UNION, ``;``, ...); conditions
+    with OR or brackets are left as they are."""
     if "where" not in tokens:
         return tokens
     start = tokens.index("where") + 1
@@ -229,7 +230,9 @@ def split_corpus(corpus: str | Path, fractions: Sequence[float] = DEFAULT_FRACTI
     """Split a finished corpus's pairs by template (``write_template_splits``), record the splits in its
     manifest and write its card again, so that its front matter names them; returns the summary. A corpus
     split before keeps its splits (and their fractions and seed): only templates new to it are dealt, so a
-    parser trained on an earlier train split never meets one of its pairs in the new test split."""
+    parser trained on an earlier train split never meets one of its pairs in the new test split. (A template
+    whose earlier pairs sit in two splits, as SQL conditions in two orders did before they were one
+    template, goes to the first of them, train before validation before test: no template spans two.)"""
     from qgen.io.output_folder import claimed_folder
     from qgen.synth.card import write_card
     from qgen.synth.corpus import CORPUS_FOLDER, CorpusError

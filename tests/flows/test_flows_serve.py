@@ -98,6 +98,7 @@ def test_serve_needs_exactly_one_source(tmp_path: Path, tiny_checkpoint: Path) -
     (["--from-tables", "{graph}", "--from-tables", "{tmp}/nope.csv"], "--from-tables {tmp}/nope.csv: no such file"),
     (["--from-graph", "{graph}", "--cron", "not a cron"], "--cron 'not a cron': Invalid cron string"),
     (["--from-graph", "{graph}", "--timezone", "Mars/Base"], "--timezone 'Mars/Base': not a time zone"),
+    (["--from-graph", "{graph}", "--timezone", "right/UTC"], "--timezone 'right/UTC': not a time zone"),
 ])
 def test_serve_refuses_a_missing_source_or_a_bad_schedule_before_registering(
         options: list[str], said: str, tmp_path: Path, tiny_checkpoint: Path) -> None:

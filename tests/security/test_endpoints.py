@@ -191,7 +191,7 @@ def test_a_sampling_run_goes_on_through_a_failing_endpoint(server: FakeEndpoint,
 def test_synthesize_source_from_a_garbage_endpoint_counts_every_draw(server: FakeEndpoint) -> None:
     """Nothing sampled is refused with the sampler's counts (no corpus of nothing is written)."""
     with pytest.raises(SourceError, match=r"--from-endpoint .*/garbage: no query could be sampled from it "
-                                          r"\(100 drawn: errors 100\); the first error: EndpointError: endpoint "
+                                          r"\(100 drawn: errors 100\); the first of the errors: EndpointError: endpoint "
                                           r"\S+ reply is not"):  # the cause, not only the count
         open_source(from_endpoint=server.url + "/garbage", count=2)
 
@@ -200,3 +200,20 @@ def test_a_sampling_run_through_a_flaky_endpoint_keeps_records(server: FakeEndpo
     sampler = KGSampler.from_endpoint(_client(server.url + "/flaky", backoff_s=0.01), KGSamplerConfig(seed=0))
     records = list(sampler.sample(2, max_draws=30))
     assert len(records) == 2 and sampler.stats.accounted() and all(r.names for r in records)
+
+
+def test_a_source_that_sampled_nothing_names_the_first_error_of_its_most_frequent_failure() -> None:
+    """One tie at the top among 40 timeouts is not why nothing came: the timeouts are."""
+    from types import SimpleNamespace
+
+    from qgen.samplers import SamplerStats
+    from qgen.synth.sources import Source, _sampled_something
+
+    stats = SamplerStats()
+    for outcome in ["ambiguous"] + ["timeouts"] * 40 + ["no_answer"] * 59:
+        stats.add(outcome)
+    sampler = SimpleNamespace(stats=stats, first_errors={"ambiguous": "AmbiguousAnswerError: 2 answers tie",
+                                                         "timeouts": "QueryTimeoutError: over 5 s"})
+    with pytest.raises(SourceError, match=r"\(100 drawn: no_answer 59, timeouts 40, ambiguous 1\); the first of the "
+                                          r"timeouts: QueryTimeoutError: over 5 s$"):
+        _sampled_something(Source(iter([]), "graph", "g.ttl", sampler))

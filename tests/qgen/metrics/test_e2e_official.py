@@ -139,6 +139,8 @@ def test_missing_files_are_one_line_errors(tmp_path) -> None:
                  ["score", "e2e", str(refs), "--refs", str(tmp_path / "none.csv")]):
         result = runner.invoke(app, args)
         assert result.exit_code == 2 and "not found" in result.stderr and result.stderr.count("\n") == 1
+    result = runner.invoke(app, ["score", "e2e", str(refs), "--refs", str(tmp_path), "--no-java"])
+    assert result.exit_code == 2 and f"{tmp_path}: a folder, not a reference file" in result.stderr
 
 
 def test_default_references_follow_the_datasets_directory(tmp_path, monkeypatch) -> None:

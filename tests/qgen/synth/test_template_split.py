@@ -36,6 +36,11 @@ def test_sql_conditions_anded_in_another_order_are_one_template() -> None:
     assert ordered == 'select "a" from "t" where "b" > <v> and "c" = <v> order by "d" desc limit <v>'
     either = 'SELECT "a" FROM "t" WHERE "c" = 1 OR "b" = 2 AND "d" = 3'  # OR binds looser: left as it is
     assert lf_template("sql", either) == 'select "a" from "t" where "c" = <v> or "b" = <v> and "d" = <v>'
+    union = 'SELECT "a" FROM "t" WHERE "c" = 1 AND "b" = 2 UNION SELECT "a" FROM "u" WHERE "d" = 3'
+    other = 'SELECT "a" FROM "t" WHERE "b" = 2 UNION SELECT "a" FROM "u" WHERE "d" = 3 AND "c" = 1'
+    assert lf_template("sql", union) != lf_template("sql", other)  # c filters t in one, u in the other
+    assert lf_template("sql", 'SELECT "a" FROM "t" WHERE "c" = 1 AND "b" = 2;') == \
+        lf_template("sql", 'SELECT "a" FROM "t" WHERE "b" = 2 AND "c" = 1;')
 
 
 def test_any_graphs_nodes_are_entities_its_predicates_and_classes_stay() -> None:
