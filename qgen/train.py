@@ -169,9 +169,13 @@ def train(train_pairs: Sequence[Pair], valid_pairs: Sequence[Pair], model_cfg: M
     training_weights = None  # with a weight average, last.pt's "model" is the average: these, the last step's
     if resume.exists():
         model, src_vocab, tgt_vocab, payload = load_checkpoint(resume, device)
+        if "optimizer" not in payload:  # a best.pt copied there: weights without the run's state
+            raise ValueError(f"{resume} holds no training state to resume (the optimizer's); use another --out, "
+                             "or delete it")
         stopped_in = payload.get("partial")
         training_weights = payload.get(TRAINING_WEIGHTS)
-        differs = _run_differences(payload["train_config"], asdict(cfg)) + _model_differences(model.cfg, model_cfg)
+        differs = (_data_differences(payload, metadata or {}) + _run_differences(payload["train_config"], asdict(cfg))
+                   + _model_differences(model.cfg, model_cfg))
         if differs:
             raise ValueError(f"{resume} was written with another configuration ({'; '.join(differs[:4])}); use "
                              "another --out, the same settings, or delete it")
@@ -309,6 +313,14 @@ def _extended(vocab: Vocab, sequences: Iterable[Sequence[str]]) -> Vocab:
 # What may change between a run and its resumption: the epoch budget, the time budget and the
 # device (a run started on CPU is finished on a GPU).
 RESUMABLE_CHANGES = ("epochs", "max_seconds", "device")
+
+
+def _data_differences(payload: dict, metadata: dict) -> list[str]:
+    """The task and the training data (file, checksum, pairs) where both the checkpoint and this run name
+    them and they differ: a run resumed on other examples would mix two runs' epochs and validation losses."""
+    return [f"{label}: {payload[key]!r} -> {metadata[key]!r}" for key, label in (("task", "task"),
+                                                                                 ("training_data", "training data"))
+            if payload.get(key) and metadata.get(key) and payload[key] != metadata[key]]
 
 
 def _run_differences(saved: dict, current: dict) -> list[str]:

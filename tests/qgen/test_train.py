@@ -110,6 +110,22 @@ def test_resume_with_another_configuration_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"another configuration \(coverage_dim: 0 -> "):  # another model there
         train(PAIRS, PAIRS[:4], FAMILIES["coverage"], TrainConfig(epochs=2, batch_size=20, learning_rate=1e-2),
               tmp_path, log=lambda _: None)
+    # Other examples (or another task) resumed into the run: its epochs and validation losses would mix two data sets.
+    data = {"task": "generate", "training_data": "train.parquet (sha256 aaaa): 20 pairs, 4 held out for validation"}
+    train(PAIRS, PAIRS[:4], FAMILIES["copynet"], cfg, tmp_path / "data", log=lambda _: None, metadata=data)
+    other = {**data, "training_data": "small.parquet (sha256 bbbb): 8 pairs, 2 held out for validation"}
+    with pytest.raises(ValueError, match=r"another configuration \(training data: 'train.parquet \(sha256 aaaa\)"):
+        train(PAIRS, PAIRS[:4], FAMILIES["copynet"], replace(cfg, epochs=2), tmp_path / "data", log=lambda _: None,
+              metadata=other)
+    with pytest.raises(ValueError, match=r"another configuration \(task: 'generate' -> 'parse'"):
+        train(PAIRS, PAIRS[:4], FAMILIES["copynet"], replace(cfg, epochs=2), tmp_path / "data", log=lambda _: None,
+              metadata={**data, "task": "parse"})
+    assert train(PAIRS, PAIRS[:4], FAMILIES["copynet"], replace(cfg, epochs=2), tmp_path / "data",
+                 log=lambda _: None, metadata=data).epochs_run == 2  # the same data resumes
+    (tmp_path / "data" / "best.pt").replace(tmp_path / "data" / "last.pt")  # weights only: nothing to resume
+    with pytest.raises(ValueError, match="last.pt holds no training state to resume"):
+        train(PAIRS, PAIRS[:4], FAMILIES["copynet"], replace(cfg, epochs=3), tmp_path / "data", log=lambda _: None,
+              metadata=data)
 
 
 def test_checkpoint_loads_without_unpickling_objects(tmp_path: Path) -> None:
