@@ -57,11 +57,15 @@ def export_model(checkpoint: str | Path, to_dir: str | Path, metrics: dict[str, 
     weights = {k: v.to(torch.float16) if v.is_floating_point() else v for k, v in payload["model"].items()}
     save_file({k: v.contiguous() for k, v in weights.items()}, str(out / WEIGHTS))
     history = payload.get("history") or []
-    manifest = {"format": FORMAT, "name": name, "config": payload["config"],
+    # An exported folder exported again (read_exported) has no history: its own figures and card text stay.
+    manifest = {"format": FORMAT, "name": name or payload.get("name", ""), "config": payload["config"],
                 **{k: payload[k] for k in KEPT if k in payload},
-                "train_config": payload.get("train_config"), "epochs": len(history),
-                "best_valid_loss": min((h["valid_loss"] for h in history), default=None),
-                "metrics": metrics or {}, "command": command, "notes": notes}
+                "train_config": payload.get("train_config"),
+                "epochs": len(history) if history else payload.get("epochs", 0),
+                "best_valid_loss": (min(h["valid_loss"] for h in history) if history
+                                    else payload.get("best_valid_loss")),
+                "metrics": metrics or payload.get("metrics") or {}, "command": command or payload.get("command", ""),
+                "notes": notes or payload.get("notes", "")}
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     for key in ("src_vocab", "tgt_vocab"):
         (out / f"{key}.json").write_text(json.dumps(payload[key]) + "\n")

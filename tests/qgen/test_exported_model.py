@@ -36,6 +36,14 @@ def test_export_writes_safetensors_json_and_a_card(exported: Path) -> None:
     assert {t.dtype for t in load_file(str(exported / WEIGHTS)).values() if t.is_floating_point()} == {torch.float16}
 
 
+def test_an_exported_folder_exported_again_keeps_its_card(exported: Path, tmp_path: Path) -> None:
+    """Its epochs, validation loss, name, metrics, command and notes: it has no history to count them from."""
+    again = export_model(exported, tmp_path / "again")
+    first, second = (json.loads((folder / MANIFEST).read_text()) for folder in (exported, again))
+    assert second == first and second["epochs"] > 0 and second["name"] == "tiny"
+    assert (again / "README.md").read_text() == (exported / "README.md").read_text()
+
+
 def test_loads_without_pickle_and_decodes_like_the_checkpoint(exported: Path, tiny_checkpoint: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     def no_unpickling(*args, **kwargs):
