@@ -381,7 +381,7 @@ def train(
     if init_from is not None:  # the model is the checkpoint's: its sizes, whatever the options say
         from qgen.checkpoint import read_payload
 
-        init_from = _model(init_from)
+        init_from = _model(init_from, "--init-from")
         from qgen.model import ModelConfig
 
         model_cfg = ModelConfig.from_dict(read_payload(init_from)["config"])

@@ -233,3 +233,14 @@ def test_an_out_that_is_a_file_is_a_usage_error(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", "from qgen.cli import run; run()", "evaluate", str(examples),
                            "--out", str(afile / "sub")], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and proc.stderr == f"error: --out {afile / 'sub'}: {afile} is a file, not a folder\n"
+
+
+def test_a_missing_init_from_model_is_named_by_its_option(tmp_path: Path) -> None:
+    from qgen.preprocess import preprocess_dataset
+
+    preprocess_dataset(str(Path(__file__).resolve().parents[2] / "data" / "demo" / "train_pairs.jsonl"), tmp_path / "pre",
+                       workers=1)
+    result = runner.invoke(app, ["train", str(tmp_path / "pre" / "train.parquet"), "--init-from",
+                                 str(tmp_path / "nosuch.pt"), "--out", str(tmp_path / "m")])
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"error: --init-from {tmp_path / 'nosuch.pt'}: no such file or folder"), result.stderr
