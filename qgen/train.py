@@ -316,10 +316,11 @@ RESUMABLE_CHANGES = ("epochs", "max_seconds", "device")
 
 
 def _data_differences(payload: dict, metadata: dict) -> list[str]:
-    """The task and the training data (file, checksum, pairs) where both the checkpoint and this run name
-    them and they differ: a run resumed on other examples would mix two runs' epochs and validation losses."""
+    """The task and the training examples (file, checksum, pairs: ``qgen.train_job``) where both the
+    checkpoint and this run name them and they differ: a run resumed on other examples would mix two runs'
+    epochs and validation losses."""
     return [f"{label}: {payload[key]!r} -> {metadata[key]!r}" for key, label in (("task", "task"),
-                                                                                 ("training_data", "training data"))
+                                                                                 ("training_examples", "examples"))
             if payload.get(key) and metadata.get(key) and payload[key] != metadata[key]]
 
 

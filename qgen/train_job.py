@@ -49,6 +49,9 @@ def train_on_examples(examples: str | Path, out_dir: str | Path, model: ModelCon
     # What a corpus card names the model by, beside its checksum (qgen.synth.card.model_facts).
     metadata["training_data"] = (f"{Path(examples).name} (sha256 {file_checksum(examples)[:12]}): "
                                  f"{len(train_pairs)} pairs, {len(valid_pairs)} held out for validation")
+    # The examples themselves, which a resumed run must share (qgen.train refuses other ones); what is
+    # added to them (--augment-with's filled templates, below) may be added on resuming.
+    metadata["training_examples"] = metadata["training_data"]
     if augment_with is not None:
         if task != "generate":
             raise ValueError("template augmentation trains a question generator (--task generate)")

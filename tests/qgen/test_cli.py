@@ -244,3 +244,21 @@ def test_a_missing_init_from_model_is_named_by_its_option(tmp_path: Path) -> Non
                                  str(tmp_path / "nosuch.pt"), "--out", str(tmp_path / "m")])
     assert result.exit_code == 2
     assert result.stderr.startswith(f"error: --init-from {tmp_path / 'nosuch.pt'}: no such file or folder"), result.stderr
+
+
+def test_a_run_resumed_on_other_examples_is_refused(tmp_path: Path) -> None:
+    """Its epochs and validation losses would mix two data sets, and its card name only the last."""
+    import pyarrow.parquet as pq
+
+    from qgen.preprocess import preprocess_dataset
+
+    preprocess_dataset(str(Path(__file__).resolve().parents[2] / "data" / "demo" / "train_pairs.jsonl"), tmp_path / "pre",
+                       workers=1)
+    pq.write_table(pq.read_table(tmp_path / "pre" / "train.parquet").slice(0, 40), tmp_path / "small.parquet")
+    tiny = ["--hidden", "16", "--embedding", "8", "--layers", "1", "--device", "cpu", "--out", str(tmp_path / "m")]
+    first = runner.invoke(app, ["train", str(tmp_path / "pre" / "train.parquet"), "--epochs", "1", *tiny])
+    assert first.exit_code == 0, first.output
+    other = runner.invoke(app, ["train", str(tmp_path / "small.parquet"), "--epochs", "2", *tiny])
+    assert other.exit_code != 0 and "another configuration (examples: 'train.parquet (sha256" in str(other.exception)
+    same = runner.invoke(app, ["train", str(tmp_path / "pre" / "train.parquet"), "--epochs", "2", *tiny])
+    assert same.exit_code == 0 and "resuming from" in same.output, same.output

@@ -111,10 +111,10 @@ def test_resume_with_another_configuration_is_refused(tmp_path: Path) -> None:
         train(PAIRS, PAIRS[:4], FAMILIES["coverage"], TrainConfig(epochs=2, batch_size=20, learning_rate=1e-2),
               tmp_path, log=lambda _: None)
     # Other examples (or another task) resumed into the run: its epochs and validation losses would mix two data sets.
-    data = {"task": "generate", "training_data": "train.parquet (sha256 aaaa): 20 pairs, 4 held out for validation"}
+    data = {"task": "generate", "training_examples": "train.parquet (sha256 aaaa): 20 pairs, 4 held out"}
     train(PAIRS, PAIRS[:4], FAMILIES["copynet"], cfg, tmp_path / "data", log=lambda _: None, metadata=data)
-    other = {**data, "training_data": "small.parquet (sha256 bbbb): 8 pairs, 2 held out for validation"}
-    with pytest.raises(ValueError, match=r"another configuration \(training data: 'train.parquet \(sha256 aaaa\)"):
+    other = {**data, "training_examples": "small.parquet (sha256 bbbb): 8 pairs, 2 held out"}
+    with pytest.raises(ValueError, match=r"another configuration \(examples: 'train.parquet \(sha256 aaaa\)"):
         train(PAIRS, PAIRS[:4], FAMILIES["copynet"], replace(cfg, epochs=2), tmp_path / "data", log=lambda _: None,
               metadata=other)
     with pytest.raises(ValueError, match=r"another configuration \(task: 'generate' -> 'parse'"):
