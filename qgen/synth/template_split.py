@@ -65,14 +65,14 @@ def _conditions_in_order(tokens: list[str]) -> list[str]:
     """``tokens`` with the conditions of a WHERE that only ANDs them sorted: ``a = <v> and b = <v>`` and
     ``b = <v> and a = <v>`` are one query shape (as ``qgen.lf_canonical`` compares SQL), so they must not
     land in two splits. Only the first WHERE's (up to what ends it: ORDER BY, UNION, ``;``, ...); conditions
-    with OR or brackets are left as they are."""
+    with OR, BETWEEN or brackets are left as they are."""
     if "where" not in tokens:
         return tokens
     start = tokens.index("where") + 1
     # (sqlglot lexes ORDER BY and GROUP BY as one token each)
     end = next((i for i in range(start, len(tokens)) if tokens[i].partition(" ")[0] in _AFTER_WHERE), len(tokens))
     where = tokens[start:end]
-    if not where or any(t in ("or", "(", ")") for t in where):
+    if not where or any(t in ("or", "(", ")", "between") for t in where):  # BETWEEN x AND y: not a conjunction
         return tokens
     conditions, current = [], []
     for token in where:

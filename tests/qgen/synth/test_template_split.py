@@ -41,6 +41,8 @@ def test_sql_conditions_anded_in_another_order_are_one_template() -> None:
     assert lf_template("sql", union) != lf_template("sql", other)  # c filters t in one, u in the other
     assert lf_template("sql", 'SELECT "a" FROM "t" WHERE "c" = 1 AND "b" = 2;') == \
         lf_template("sql", 'SELECT "a" FROM "t" WHERE "b" = 2 AND "c" = 1;')
+    between = 'SELECT "a" FROM "t" WHERE "c" BETWEEN 1 AND 5 AND "b" = 2'  # its AND joins no conditions
+    assert lf_template("sql", between) == 'select "a" from "t" where "c" between <v> and <v> and "b" = <v>'
 
 
 def test_any_graphs_nodes_are_entities_its_predicates_and_classes_stay() -> None:
