@@ -500,6 +500,10 @@ def _labelled_examples(examples: Path, command: str) -> list[str]:
     import pyarrow.parquet as pq
 
     split = "train" if command == "train" else "test"
+    if examples.is_dir():  # qgen preprocess's output folder, most likely: name the file in it
+        inside = examples / f"{split}.parquet"
+        fail(f"{examples}: a folder, not a preprocessed examples file" + (f"; give {inside}" if inside.is_file() else
+             f" (qgen preprocess writes DIR/{split}.parquet)"), 2)
     if not examples.is_file():
         fail(f"{examples}: no such file (a preprocessed examples file: qgen preprocess writes DIR/{split}.parquet)", 2)
     columns = ["id", "lf_type", "question_tokens"]

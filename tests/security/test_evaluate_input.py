@@ -38,6 +38,11 @@ def test_a_file_without_references_is_refused(qgen: Qgen, tiny_checkpoint: Path,
 def test_files_that_are_not_examples_and_a_bad_beam(qgen: Qgen, tiny_checkpoint: Path, tmp_path: Path) -> None:
     code, _, err = qgen("evaluate", "--checkpoint", tiny_checkpoint, tmp_path / "nosuch.parquet")
     assert code == 2 and "nosuch.parquet: no such file" in err
+    (tmp_path / "pre").mkdir()  # qgen preprocess's folder given for its file: the file is named
+    pq.write_table(pa.table({"id": ["a"]}), tmp_path / "pre" / "test.parquet")
+    code, _, err = qgen("evaluate", "--checkpoint", tiny_checkpoint, tmp_path / "pre")
+    assert code == 2 and err == (f"error: {tmp_path / 'pre'}: a folder, not a preprocessed examples file; give "
+                                 f"{tmp_path / 'pre' / 'test.parquet'}\n"), err
     text = tmp_path / "test.csv"
     text.write_text("id,lf\n")
     code, _, err = qgen("evaluate", "--checkpoint", tiny_checkpoint, text)
