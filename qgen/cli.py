@@ -364,9 +364,12 @@ def train(
 
         if not glove.is_file():
             fail(f"--glove {glove}: no such file", 2)
-        if vector_size(glove) != embedding:
-            fail(f"--glove {glove} holds vectors of {vector_size(glove)} values, the embedding has {embedding}; "
-                 f"set --embedding {vector_size(glove)} or give {embedding}-value vectors", 2)
+        size = vector_size(glove)
+        if size < 1:  # no "word v1 v2 ..." first line: a binary file, another format
+            fail(f"--glove {glove}: not a GloVe text file (its first line is not a word followed by numbers)", 2)
+        if size != embedding:
+            fail(f"--glove {glove} holds vectors of {size} values, the embedding has {embedding}; "
+                 f"set --embedding {size} or give {embedding}-value vectors", 2)
     cfg = _train_config(epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, seed=seed,
                         max_seconds=max_seconds, glove_path=str(glove) if glove else None,
                         teacher_forcing=teacher_forcing, teacher_forcing_per=teacher_forcing_per,

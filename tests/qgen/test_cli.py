@@ -262,3 +262,14 @@ def test_a_run_resumed_on_other_examples_is_refused(tmp_path: Path) -> None:
     assert other.exit_code != 0 and "another configuration (examples: 'train.parquet (sha256" in str(other.exception)
     same = runner.invoke(app, ["train", str(tmp_path / "pre" / "train.parquet"), "--epochs", "2", *tiny])
     assert same.exit_code == 0 and "resuming from" in same.output, same.output
+
+
+def test_a_glove_file_that_is_no_glove_text_is_said_so(tmp_path: Path) -> None:
+    """Its first line has no values: "set --embedding 0" would be advice the option refuses."""
+    garbage = tmp_path / "vectors.bin"
+    garbage.write_bytes(b"PAR1\x00\x01binary\n")
+    examples = tmp_path / "train.parquet"
+    examples.write_bytes(b"")  # never read: the option is refused first
+    result = runner.invoke(app, ["train", str(examples), "--glove", str(garbage), "--out", str(tmp_path / "m")])
+    assert result.exit_code == 2
+    assert f"--glove {garbage}: not a GloVe text file" in result.stderr and "--embedding 0" not in result.stderr
