@@ -60,14 +60,14 @@ def _sorted_conditions(tokens: list[str]) -> list[str]:
     if "where" not in tokens:
         return tokens
     cut = tokens.index("where") + 1
-    head, conditions = tokens[:cut], _split_conditions(tokens[cut:])
+    head, conditions = tokens[:cut], split_conditions(tokens[cut:])
     out = list(head)
     for number, condition in enumerate(sorted(conditions)):
         out.extend((["and"] if number else []) + list(condition))
     return out
 
 
-def _split_conditions(tokens: list[str]) -> list[tuple[str, ...]]:
+def split_conditions(tokens: list[str]) -> list[tuple[str, ...]]:
     """Split at ``and`` outside quotes and brackets."""
     parts: list[tuple[str, ...]] = []
     current: list[str] = []
@@ -116,7 +116,7 @@ def wikisql_structure(tokens: Sequence[str], header_tokens: Sequence[Sequence[st
         return None
     conds = []
     if condition_tokens:
-        for part in _split_conditions(condition_tokens):
+        for part in split_conditions(condition_tokens):
             condition = _condition(list(part), header_tokens)
             if condition is None:
                 return None

@@ -86,8 +86,7 @@ def read_references(path: str | Path) -> E2EReferences:
 
     path = Path(path)
     if not path.is_file():
-        raise E2EInputError(f"{path}: " + ("a folder, not a reference file" if path.is_dir()
-                                           else "reference file not found"))
+        raise E2EInputError(not_a_file(path, "reference file"))
     groups: dict[str, list[str]] = {}
     try:
         with open(path, encoding="utf-8-sig", newline="") as handle:
@@ -349,10 +348,16 @@ def coco_scores(outputs: Sequence[str], references: Sequence[Sequence[str]], jav
 # All five
 
 
+def not_a_file(path: Path, what: str) -> str:
+    """Why ``path`` cannot be read as the ``what`` (e.g. "outputs file"): it is a folder, or it is missing."""
+    article = "an" if what[0] in "aeiou" else "a"
+    return f"{path}: " + (f"a folder, not {article} {what}" if path.is_dir() else f"{what} not found")
+
+
 def read_outputs_text(path: Path, error: type[ValueError]) -> str:
     """A system-outputs file's text (UTF-8, a BOM dropped); ``error`` names the file and the problem."""
     if not path.is_file():
-        raise error(f"{path}: " + ("a folder, not an outputs file" if path.is_dir() else "outputs file not found"))
+        raise error(not_a_file(path, "outputs file"))
     try:
         return path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as err:

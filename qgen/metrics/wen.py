@@ -302,7 +302,9 @@ def read_test_records(path: str | Path) -> tuple[WenRecord, ...]:
     """The records of an RNNLG data file: a 5-line ``#`` banner, then a JSON list of [act, utterance, HDC]."""
     path = Path(path)
     if not path.is_file():
-        raise WenInputError(f"{path}: " + ("a folder, not a test file" if path.is_dir() else "test file not found"))
+        from qgen.metrics.e2e_official import not_a_file
+
+        raise WenInputError(not_a_file(path, "test file"))
     try:
         lines = path.read_text(encoding="utf-8").split("\n")
     except UnicodeDecodeError as error:

@@ -74,16 +74,10 @@ def _conditions_in_order(tokens: list[str]) -> list[str]:
     where = tokens[start:end]
     if not where or any(t in ("or", "(", ")", "between") for t in where):  # BETWEEN x AND y: not a conjunction
         return tokens
-    conditions, current = [], []
-    for token in where:
-        if token == "and":
-            conditions.append(current)
-            current = []
-        else:
-            current.append(token)
-    conditions.append(current)
-    ordered = sorted(conditions)
-    joined = [token for number, condition in enumerate(ordered) for token in (["and"] if number else []) + condition]
+    from qgen.lf_canonical import split_conditions
+
+    ordered = sorted(split_conditions(where))
+    joined = [token for number, condition in enumerate(ordered) for token in ("and",) * bool(number) + condition]
     return tokens[:start] + joined + tokens[end:]
 
 
